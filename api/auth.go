@@ -1,0 +1,86 @@
+package api
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/erpgate/erpgate/errmap"
+)
+
+// Credential is one client allowed to call the tools: its name, the SHA-256
+// of its API key (the key itself is never stored), and its scopes.
+type Credential struct {
+	Name      string
+	KeySHA256 [sha256.Size]byte
+	Scopes    []string
+}
+
+// ParseCredential reads "name:sha256hex:scope+scope", the form of one
+// client in configuration.
+func ParseCredential(s string) (Credential, error) {
+	parts := strings.Split(strings.TrimSpace(s), ":")
+	if len(parts) != 3 || parts[0] == "" {
+		return Credential{}, fmt.Errorf("credential %q: want name:sha256hex:scope+scope", redact(s))
+	}
+	sum, err := hex.DecodeString(parts[1])
+	if err != nil || len(sum) != sha256.Size {
+		return Credential{}, fmt.Errorf("credential %q: the key hash must be 64 hex digits (sha256 of the key)", parts[0])
+	}
+	c := Credential{Name: parts[0], Scopes: strings.Split(parts[2], "+")}
+	copy(c.KeySHA256[:], sum)
+	for _, sc := range c.Scopes {
+		if sc != ScopeRead && sc != ScopeWrite {
+			return Credential{}, fmt.Errorf("credential %q: unknown scope %q (want read or write)", c.Name, sc)
+		}
+	}
+	return c, nil
+}
+
+// redact keeps only the name part of a malformed credential for messages.
+func redact(s string) string {
+	name, _, _ := strings.Cut(s, ":")
+	return name + ":…"
+}
+
+// anonymous is the client when no credentials are configured.
+var anonymous = Credential{Name: "anonymous", Scopes: []string{ScopeRead, ScopeWrite}}
+
+// identify finds the client by its API key, sent as "Authorization:
+// Bearer <key>" or "X-API-Key: <key>". Keys are compared by hash in
+// constant time. With no credentials configured every caller is anonymous.
+func (s *Server) identify(r *http.Request) (*Credential, error) {
+	if len(s.creds) == 0 {
+		return &anonymous, nil
+	}
+	key := r.Header.Get("X-API-Key")
+	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
+		key = strings.TrimSpace(auth[7:])
+	}
+	sum := sha256.Sum256([]byte(key))
+	var found *Credential
+	for i := range s.creds {
+		if subtle.ConstantTimeCompare(sum[:], s.creds[i].KeySHA256[:]) == 1 {
+			found = &s.creds[i]
+		}
+	}
+	if found == nil || key == "" {
+		return nil, errmap.New(errmap.Unauthenticated,
+			"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil)
+	}
+	return found, nil
+}
+
+// authorize checks that the client holds the operation's scope.
+func authorize(c *Credential, o operation) error {
+	if slices.Contains(c.Scopes, o.scope) {
+		return nil
+	}
+	return errmap.New(errmap.ScopeMissing,
+		fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", o.name, o.scope),
+		map[string]any{"scope": o.scope, "operation": o.name})
+}

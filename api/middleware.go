@@ -1,0 +1,164 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"regexp"
+	"runtime/debug"
+	"time"
+
+	"github.com/erpgate/erpgate/errmap"
+)
+
+var headerIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+
+// requestID accepts a well-formed X-Request-Id or makes one, echoes it on
+// the response, and does the same for X-Run-Id.
+func (s *Server) requestID(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if !headerIDPattern.MatchString(id) {
+			id = newID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		ctx := WithRequestID(r.Context(), id)
+		if run := r.Header.Get("X-Run-Id"); headerIDPattern.MatchString(run) {
+			w.Header().Set("X-Run-Id", run)
+			ctx = WithRunID(ctx, run)
+		}
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func newID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// recoverPanic turns a panic into INTERNAL; the stack goes to the log only.
+func (s *Server) recoverPanic(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			v := recover()
+			if v == nil {
+				return
+			}
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.log.ErrorContext(r.Context(), "panic", "request_id", RequestIDFromContext(r.Context()),
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			t := traceFrom(r.Context())
+			t.code = string(errmap.Internal)
+			errmap.Write(w, errmap.New(errmap.Internal, "The gateway hit an internal fault. Escalate with the X-Request-Id of this response.", nil))
+		}()
+		next.ServeHTTP(w, r)
+	})
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusRecorder) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusRecorder) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// accessLog writes one line per request with its ids, operation and code.
+// The cause of an error is logged here and never sent to the client.
+func (s *Server) accessLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		t := &trace{}
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(withTrace(r.Context(), t)))
+		level := slog.LevelInfo
+		attrs := []any{"request_id", RequestIDFromContext(r.Context()), "method", r.Method,
+			"path", r.URL.Path, "status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+		if run := RunIDFromContext(r.Context()); run != "" {
+			attrs = append(attrs, "run_id", run)
+		}
+		if t.operation != "" {
+			attrs = append(attrs, "operation", t.operation)
+		}
+		if t.code != "" {
+			attrs = append(attrs, "code", t.code)
+		}
+		if t.cause != nil {
+			attrs = append(attrs, "cause", t.cause.Error())
+			if rec.status >= 500 {
+				level = slog.LevelError
+			}
+		}
+		s.log.Log(r.Context(), level, "request", attrs...)
+	})
+}
+
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
+	traceFrom(r.Context()).code = string(errmap.InvalidRequest)
+	errmap.Write(w, errmap.Protocol(http.StatusNotFound,
+		"No operation at this path. See /openapi.json for the operations.", nil))
+}
+
+func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	traceFrom(r.Context()).code = string(errmap.InvalidRequest)
+	errmap.Write(w, errmap.Protocol(http.StatusMethodNotAllowed,
+		fmt.Sprintf("Method %s is not allowed at this path. See /openapi.json for the operations.", safeMethod(r.Method)), nil))
+}
+
+// safeMethod returns the method when it is a plain token, so the message
+// never echoes arbitrary input.
+func safeMethod(m string) string {
+	if len(m) <= 16 && headerIDPattern.MatchString(m) {
+		return m
+	}
+	return "this"
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, r *http.Request) {
+	body, _ := marshal(healthResponse{Status: "ok"})
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
+	if s.ready != nil {
+		if err := s.ready(r.Context()); err != nil {
+			e := errmap.Map(err)
+			traceFrom(r.Context()).cause = err
+			errmap.Write(w, e)
+			return
+		}
+	}
+	body, _ := marshal(healthResponse{Status: "ready"})
+	writeJSON(w, http.StatusOK, body)
+}
+
+func (s *Server) handleContract(contentType string, doc []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if len(doc) == 0 {
+			s.notFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		_, _ = w.Write(doc)
+	}
+}

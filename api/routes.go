@@ -1,0 +1,70 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+)
+
+// Scopes a client's credentials can carry.
+const (
+	ScopeRead  = "read"
+	ScopeWrite = "write"
+)
+
+// operation is one tool of the contract: its operationId, the scope it
+// needs, and whether it changes ERP state (writes take idempotency keys).
+type operation struct {
+	name  string
+	scope string
+	write bool
+	// budgetFree operations do not count against the run's tool-call
+	// budget: handing over must stay possible once the budget is spent.
+	budgetFree bool
+}
+
+var (
+	opGetInvoice       = operation{name: "get_invoice", scope: ScopeRead}
+	opGetPurchaseOrder = operation{name: "get_purchase_order", scope: ScopeRead}
+	opGetSupplier      = operation{name: "get_supplier", scope: ScopeRead}
+	opSearchSuppliers  = operation{name: "search_suppliers", scope: ScopeRead}
+	opGetGoodsReceipt  = operation{name: "get_goods_receipt", scope: ScopeRead}
+	opThreeWayMatch    = operation{name: "run_three_way_match", scope: ScopeRead}
+	opRequestApproval  = operation{name: "request_approval", scope: ScopeWrite, write: true}
+	opGetApproval      = operation{name: "get_approval", scope: ScopeRead}
+	opPostInvoice      = operation{name: "post_invoice", scope: ScopeWrite, write: true}
+	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true}
+	opHandOver         = operation{name: "hand_over", scope: ScopeWrite, write: true, budgetFree: true}
+)
+
+// operations lists every tool, in the contract's order.
+var operations = []operation{
+	opGetInvoice, opGetPurchaseOrder, opGetSupplier, opSearchSuppliers, opGetGoodsReceipt,
+	opThreeWayMatch, opRequestApproval, opGetApproval, opPostInvoice, opHoldInvoice, opHandOver,
+}
+
+// routes is the whole HTTP surface of the gateway.
+func (s *Server) routes(r chi.Router) {
+	r.Use(s.requestID, s.accessLog, s.recoverPanic)
+	r.NotFound(s.notFound)
+	r.MethodNotAllowed(s.methodNotAllowed)
+
+	r.Get("/healthz", s.handleHealth)
+	r.Get("/readyz", s.handleReady)
+	r.Method(http.MethodGet, "/metrics", s.metrics.Handler())
+	r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
+	r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
+
+	erp, proc := s.erp, s.process
+	r.Method(http.MethodGet, "/invoices/{invoice_id}", s.op(opGetInvoice, handleGetInvoice(erp)))
+	r.Method(http.MethodPost, "/invoices/{invoice_id}/three-way-match", s.op(opThreeWayMatch, handleThreeWayMatch(proc)))
+	r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", s.op(opRequestApproval, handleRequestApproval(proc)))
+	r.Method(http.MethodPost, "/invoices/{invoice_id}/post", s.op(opPostInvoice, handlePostInvoice(proc)))
+	r.Method(http.MethodPost, "/invoices/{invoice_id}/hold", s.op(opHoldInvoice, handleHoldInvoice(proc, s.now)))
+	r.Method(http.MethodGet, "/purchase-orders/{po_id}", s.op(opGetPurchaseOrder, handleGetPurchaseOrder(erp)))
+	r.Method(http.MethodGet, "/purchase-orders/{po_id}/items/{item}/goods-receipts", s.op(opGetGoodsReceipt, handleGetGoodsReceipt(proc)))
+	r.Method(http.MethodGet, "/suppliers", s.op(opSearchSuppliers, handleSearchSuppliers(erp)))
+	r.Method(http.MethodGet, "/suppliers/{supplier_id}", s.op(opGetSupplier, handleGetSupplier(erp)))
+	r.Method(http.MethodGet, "/approvals/{approval_id}", s.op(opGetApproval, handleGetApproval(erp)))
+	r.Method(http.MethodPost, "/handovers", s.op(opHandOver, handleHandOver(proc)))
+}

@@ -1,0 +1,115 @@
+// Package api is erpgate's HTTP surface: the chi router with every route in
+// routes.go, the handlers, the middleware, the guard that stops agent loops,
+// idempotent writes, and the JSON of requests and responses.
+package api
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/erpgate/erpgate/erp"
+)
+
+// Options configures a Server. Every zero field takes the default
+// documented beside it, except ERP, which is required.
+type Options struct {
+	// ERP is the ERP the gateway fronts. Required.
+	ERP erp.Client
+	// Tolerance is the three-way match tolerance. Default erp.DefaultTolerance.
+	Tolerance erp.Tolerance
+	// Metrics holds the Prometheus collectors. Default: a new NewMetrics().
+	Metrics *Metrics
+	// Logger receives one line per request and the cause of every INTERNAL.
+	// Default: discard.
+	Logger *slog.Logger
+	// MaxBodyBytes bounds a request body. Default 64 KiB.
+	MaxBodyBytes int64
+	// Credentials are the clients allowed to call the tools. Empty: no
+	// authentication, every caller has every scope.
+	Credentials []Credential
+	// Runs configures the per-run loop limits.
+	Runs RunLimits
+	// IdempotencyTTL is how long a write's response is kept for replay.
+	// Default 24h.
+	IdempotencyTTL time.Duration
+	// ContractJSON and ContractYAML are served at /openapi.json and
+	// /openapi.yaml. Default: 404.
+	ContractJSON, ContractYAML []byte
+	// Ready reports whether the gateway can serve; nil means always ready.
+	Ready func(context.Context) error
+	// Now is the clock. Default time.Now.
+	Now func() time.Time
+}
+
+// DefaultMaxBodyBytes is the request body limit when Options leaves it zero.
+const DefaultMaxBodyBytes = 64 << 10
+
+// Server is the gateway's HTTP handler.
+type Server struct {
+	erp          erp.Client
+	process      *erp.Process
+	metrics      *Metrics
+	log          *slog.Logger
+	maxBody      int64
+	creds        []Credential
+	runs         *runGuard
+	idem         *idempotencyStore
+	contractJSON []byte
+	contractYAML []byte
+	ready        func(context.Context) error
+	now          func() time.Time
+	router       chi.Router
+}
+
+// NewServer returns the gateway's handler over opts.ERP.
+func NewServer(opts Options) (*Server, error) {
+	if opts.ERP == nil {
+		return nil, errors.New("api: Options.ERP is required")
+	}
+	if opts.Tolerance == (erp.Tolerance{}) {
+		opts.Tolerance = erp.DefaultTolerance
+	}
+	if opts.Metrics == nil {
+		opts.Metrics = NewMetrics()
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.IdempotencyTTL <= 0 {
+		opts.IdempotencyTTL = 24 * time.Hour
+	}
+	s := &Server{
+		erp:          opts.ERP,
+		process:      erp.NewProcess(opts.ERP, opts.Tolerance),
+		metrics:      opts.Metrics,
+		log:          opts.Logger,
+		maxBody:      opts.MaxBodyBytes,
+		creds:        opts.Credentials,
+		runs:         newRunGuard(opts.Runs, opts.Now),
+		idem:         newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
+		contractJSON: opts.ContractJSON,
+		contractYAML: opts.ContractYAML,
+		ready:        opts.Ready,
+		now:          opts.Now,
+		router:       chi.NewRouter(),
+	}
+	s.routes(s.router)
+	return s, nil
+}
+
+// ServeHTTP serves a request.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.router.ServeHTTP(w, r)
+}

@@ -1,0 +1,210 @@
+package api
+
+// Request and response types of the HTTP API. They are apart from the
+// domain types in erp and the wire types in erp/sap; convert.go holds the
+// conversions. Amounts, prices and quantities are decimal strings, as the
+// ERP sends them, so no precision is lost on the way to the agent.
+
+// invoiceResponse is the body of get_invoice.
+type invoiceResponse struct {
+	InvoiceID    string        `json:"invoice_id"`
+	FiscalYear   string        `json:"fiscal_year"`
+	CompanyCode  string        `json:"company_code"`
+	SupplierID   string        `json:"supplier_id"`
+	SupplierRef  string        `json:"supplier_invoice_ref"`
+	DocumentDate string        `json:"document_date"`
+	PostingDate  string        `json:"posting_date"`
+	Currency     string        `json:"currency"`
+	GrossAmount  string        `json:"gross_amount"`
+	Status       string        `json:"status"`
+	PaymentBlock string        `json:"payment_block,omitempty"`
+	Lines        []invoiceLine `json:"lines"`
+}
+
+type invoiceLine struct {
+	Item      string `json:"item"`
+	POID      string `json:"po_id"`
+	POItem    string `json:"po_item"`
+	Quantity  string `json:"quantity"`
+	Unit      string `json:"unit"`
+	Amount    string `json:"amount"`
+	UnitPrice string `json:"unit_price"`
+}
+
+// purchaseOrderResponse is the body of get_purchase_order.
+type purchaseOrderResponse struct {
+	POID        string   `json:"po_id"`
+	SupplierID  string   `json:"supplier_id"`
+	CompanyCode string   `json:"company_code"`
+	Currency    string   `json:"currency"`
+	Deleted     bool     `json:"deleted"`
+	Items       []poItem `json:"items"`
+}
+
+type poItem struct {
+	Item                string `json:"item"`
+	Material            string `json:"material"`
+	Description         string `json:"description"`
+	Quantity            string `json:"quantity"`
+	Unit                string `json:"unit"`
+	NetPrice            string `json:"net_price"`
+	PriceUnit           string `json:"price_unit"`
+	GoodsReceiptBased   bool   `json:"goods_receipt_based"`
+	CompletelyDelivered bool   `json:"completely_delivered"`
+	FinallyInvoiced     bool   `json:"finally_invoiced"`
+	Deleted             bool   `json:"deleted"`
+	Closed              bool   `json:"closed"`
+	ClosedReason        string `json:"closed_reason,omitempty"`
+}
+
+// supplierResponse is the body of get_supplier and an element of a search.
+type supplierResponse struct {
+	SupplierID     string `json:"supplier_id"`
+	Name           string `json:"name"`
+	Country        string `json:"country"`
+	PostingBlocked bool   `json:"posting_blocked"`
+	Deleted        bool   `json:"deleted"`
+}
+
+// supplierSearchResponse is the body of search_suppliers: no match is a
+// success with found false and no suppliers.
+type supplierSearchResponse struct {
+	Found     bool               `json:"found"`
+	Query     string             `json:"query"`
+	Suppliers []supplierResponse `json:"suppliers"`
+}
+
+// goodsReceiptResponse is the body of get_goods_receipt.
+type goodsReceiptResponse struct {
+	POID              string         `json:"po_id"`
+	Item              string         `json:"item"`
+	GoodsReceiptBased bool           `json:"goods_receipt_based"`
+	ReceivedQuantity  string         `json:"received_quantity"`
+	Unit              string         `json:"unit"`
+	Receipts          []goodsReceipt `json:"receipts"`
+}
+
+type goodsReceipt struct {
+	MaterialDocument string `json:"material_document"`
+	Year             string `json:"year"`
+	DocumentItem     string `json:"document_item"`
+	Quantity         string `json:"quantity"`
+	Unit             string `json:"unit"`
+	PostingDate      string `json:"posting_date"`
+}
+
+// matchResponse is the body of run_three_way_match. TOLERANCE_EXCEEDED is a
+// result here, not an error.
+type matchResponse struct {
+	InvoiceID  string          `json:"invoice_id"`
+	Result     string          `json:"result"`
+	NextAction string          `json:"next_action"`
+	Currency   string          `json:"currency"`
+	Tolerance  matchTolerance  `json:"tolerance"`
+	Lines      []matchLine     `json:"lines"`
+	Exceeding  []matchVariance `json:"exceeding"`
+}
+
+type matchTolerance struct {
+	Percent  string `json:"percent"`
+	Absolute string `json:"absolute"`
+}
+
+type matchLine struct {
+	InvoiceItem       string `json:"invoice_item"`
+	POID              string `json:"po_id"`
+	POItem            string `json:"po_item"`
+	InvoicedQuantity  string `json:"invoiced_quantity"`
+	OrderedQuantity   string `json:"ordered_quantity"`
+	ReceivedQuantity  string `json:"received_quantity"`
+	GoodsReceiptBased bool   `json:"goods_receipt_based"`
+	InvoicedUnitPrice string `json:"invoiced_unit_price"`
+	POUnitPrice       string `json:"po_unit_price"`
+	WithinTolerance   bool   `json:"within_tolerance"`
+}
+
+type matchVariance struct {
+	InvoiceItem     string `json:"invoice_item"`
+	Kind            string `json:"kind"`
+	VarianceAmount  string `json:"variance_amount"`
+	VariancePercent string `json:"variance_percent"`
+}
+
+// approvalRequest is the body of request_approval.
+type approvalRequest struct {
+	ProposedAction  string `json:"proposed_action"`
+	Justification   string `json:"justification"`
+	CorrectedAmount string `json:"corrected_amount,omitempty"`
+	IdempotencyKey  string `json:"idempotency_key,omitempty"`
+}
+
+// approvalResponse is the body of request_approval and get_approval.
+type approvalResponse struct {
+	ApprovalID     string `json:"approval_id"`
+	InvoiceID      string `json:"invoice_id"`
+	Status         string `json:"status"`
+	Approver       string `json:"approver"`
+	ProposedAction string `json:"proposed_action"`
+	Justification  string `json:"justification"`
+	Amount         string `json:"amount"`
+	Currency       string `json:"currency"`
+	RequestedAt    string `json:"requested_at"`
+	DecidedAt      string `json:"decided_at,omitempty"`
+}
+
+// postRequest is the body of post_invoice.
+type postRequest struct {
+	ApprovalID     string `json:"approval_id,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// postingResponse is the body of post_invoice.
+type postingResponse struct {
+	InvoiceID     string `json:"invoice_id"`
+	FiscalYear    string `json:"fiscal_year"`
+	Status        string `json:"status"`
+	ApprovalID    string `json:"approval_id"`
+	AlreadyPosted bool   `json:"already_posted"`
+	PaymentBlock  string `json:"payment_block,omitempty"`
+	InfoCode      string `json:"info_code,omitempty"`
+}
+
+// holdRequest is the body of hold_invoice.
+type holdRequest struct {
+	Reason         string `json:"reason"`
+	RecheckAt      string `json:"recheck_at,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// holdResponse is the body of hold_invoice.
+type holdResponse struct {
+	HoldID    string `json:"hold_id"`
+	InvoiceID string `json:"invoice_id"`
+	Status    string `json:"status"`
+	Reason    string `json:"reason"`
+	RecheckAt string `json:"recheck_at"`
+}
+
+// handoverRequest is the body of hand_over.
+type handoverRequest struct {
+	InvoiceID      string   `json:"invoice_id"`
+	Queue          string   `json:"queue,omitempty"`
+	Code           string   `json:"code,omitempty"`
+	Summary        string   `json:"summary"`
+	Evidence       []string `json:"evidence,omitempty"`
+	IdempotencyKey string   `json:"idempotency_key,omitempty"`
+}
+
+// handoverResponse is the body of hand_over.
+type handoverResponse struct {
+	HandoverID string `json:"handover_id"`
+	InvoiceID  string `json:"invoice_id"`
+	Queue      string `json:"queue"`
+	Status     string `json:"status"`
+	CreatedAt  string `json:"created_at"`
+}
+
+// healthResponse is the body of /healthz and /readyz.
+type healthResponse struct {
+	Status string `json:"status"`
+}

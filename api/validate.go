@@ -1,0 +1,105 @@
+package api
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/erpgate/erpgate/errmap"
+)
+
+// The forms of the ids the API accepts; each matches the contract's pattern.
+var (
+	invoiceIDPattern  = regexp.MustCompile(`^[0-9]{10}$`)
+	poIDPattern       = regexp.MustCompile(`^[0-9]{10}$`)
+	itemPattern       = regexp.MustCompile(`^[0-9]{1,5}$`)
+	supplierIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,10}$`)
+	approvalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
+	keyPattern        = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
+	amountPattern     = regexp.MustCompile(`^[0-9]{1,13}(\.[0-9]{1,2})?$`)
+	fieldNamePattern  = regexp.MustCompile(`^[A-Za-z0-9_.\[\]-]{1,64}$`)
+)
+
+// checkID refuses an id that does not have the form of its kind. The value
+// is not echoed: it may be anything.
+func checkID(field, value string, pattern *regexp.Regexp, form string) error {
+	if !pattern.MatchString(value) {
+		return errmap.Invalid(field, "must be "+form)
+	}
+	return nil
+}
+
+// errorTokens are values an agent may copy from a failed tool call into a
+// field that should hold data. They are refused wherever text is written.
+var errorTokens = map[string]bool{
+	"unknown": true, "n/a": true, "na": true, "none": true, "null": true, "nil": true,
+	"undefined": true, "error": true, "timeout": true, "failed": true, "failure": true,
+	"not found": true, "-": true, "?": true, "tbd": true, "todo": true,
+}
+
+// errorPhrases are parts of error messages that never belong in business text.
+var errorPhrases = []string{
+	"rate limit", "retry after", "too many requests", "internal server error",
+	"service unavailable", "bad gateway", "gateway timeout", "timed out",
+	"connection refused", "connection reset", "traceback", "stack trace",
+	"exception:", "panic:", "econnrefused", "<html",
+}
+
+// looksLikeError reports whether s is empty or reads like error text.
+func looksLikeError(s string) bool {
+	t := strings.ToLower(strings.TrimSpace(s))
+	if t == "" || errorTokens[t] {
+		return true
+	}
+	for _, p := range errorPhrases {
+		if strings.Contains(t, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkText validates a free-text field: present, within its length, and
+// not error text.
+func checkText(field, value string, minLen, maxLen int) error {
+	n := utf8.RuneCountInString(strings.TrimSpace(value))
+	switch {
+	case !utf8.ValidString(value):
+		return errmap.Invalid(field, "is not valid UTF-8")
+	case looksLikeError(value):
+		return errmap.Invalid(field, "is empty or looks like an error value, not data; send the real value")
+	case n < minLen || n > maxLen:
+		return errmap.Invalid(field, fmt.Sprintf("must be %d to %d characters", minLen, maxLen))
+	}
+	return nil
+}
+
+// checkOneOf validates an enumerated field.
+func checkOneOf(field, value string, allowed []string) error {
+	for _, a := range allowed {
+		if value == a {
+			return nil
+		}
+	}
+	if looksLikeError(value) {
+		return errmap.Invalid(field, "is empty or looks like an error value; use one of "+strings.Join(allowed, ", "))
+	}
+	return errmap.Invalid(field, "must be one of "+strings.Join(allowed, ", "))
+}
+
+// checkTime parses an RFC 3339 date-time that must lie in the future, within
+// a year of now.
+func checkTime(field, value string, now time.Time) (time.Time, error) {
+	t, err := time.Parse(time.RFC3339, value)
+	switch {
+	case err != nil:
+		return time.Time{}, errmap.Invalid(field, "must be an RFC 3339 date-time such as 2026-12-01T09:00:00Z")
+	case !t.After(now):
+		return time.Time{}, errmap.Invalid(field, "must be in the future")
+	case t.After(now.AddDate(1, 0, 0)):
+		return time.Time{}, errmap.Invalid(field, "must be within a year")
+	}
+	return t, nil
+}

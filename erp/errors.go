@@ -1,0 +1,161 @@
+package erp
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Entity names a kind of ERP business object.
+type Entity string
+
+// The entities an adapter can fail to find.
+const (
+	EntityInvoice       Entity = "invoice"
+	EntityPurchaseOrder Entity = "purchase_order"
+	EntityPOItem        Entity = "purchase_order_item"
+	EntitySupplier      Entity = "supplier"
+	EntityApproval      Entity = "approval"
+)
+
+// NotFoundError says the ERP has no object with the given id.
+type NotFoundError struct {
+	Entity Entity
+	ID     string
+	Item   string // the item number, for EntityPOItem
+}
+
+func (e *NotFoundError) Error() string {
+	if e.Item != "" {
+		return fmt.Sprintf("%s %s item %s not found", e.Entity, e.ID, e.Item)
+	}
+	return fmt.Sprintf("%s %s not found", e.Entity, e.ID)
+}
+
+// SupplierBlockedError says the supplier exists but cannot be invoiced:
+// posting is blocked or the record is flagged for deletion.
+type SupplierBlockedError struct {
+	SupplierID string
+	Reason     string // "posting_blocked" or "deletion_flag"
+}
+
+func (e *SupplierBlockedError) Error() string {
+	return fmt.Sprintf("supplier %s blocked: %s", e.SupplierID, e.Reason)
+}
+
+// POClosedError says a purchase order item can no longer be invoiced.
+type POClosedError struct {
+	POID   string
+	Item   string
+	Reason string // see POItem.Closed
+}
+
+func (e *POClosedError) Error() string {
+	return fmt.Sprintf("purchase order %s item %s closed: %s", e.POID, e.Item, e.Reason)
+}
+
+// GRMissingError says a goods-receipt-based PO item has no goods receipt.
+type GRMissingError struct {
+	POID string
+	Item string
+}
+
+func (e *GRMissingError) Error() string {
+	return fmt.Sprintf("no goods receipt for purchase order %s item %s", e.POID, e.Item)
+}
+
+// DuplicateInvoiceError says the invoice repeats one the ERP already holds.
+type DuplicateInvoiceError struct {
+	InvoiceID   string
+	DuplicateOf string // empty when only the ERP's message told us
+	SupplierID  string
+	SupplierRef string
+}
+
+func (e *DuplicateInvoiceError) Error() string {
+	return fmt.Sprintf("invoice %s duplicates %s", e.InvoiceID, e.DuplicateOf)
+}
+
+// The reasons an invoice cannot be posted for want of an approval.
+const (
+	ApprovalAbsent       = "absent"
+	ApprovalUnknown      = "unknown"
+	ApprovalNotYet       = "pending"
+	ApprovalWasRejected  = "rejected"
+	ApprovalOtherInvoice = "other_invoice"
+)
+
+// ApprovalMissingError says a post was attempted without an approved
+// approval for that invoice.
+type ApprovalMissingError struct {
+	InvoiceID  string
+	ApprovalID string
+	Reason     string // one of the Approval* reasons above
+	ForInvoice string // for ApprovalOtherInvoice: the invoice the approval belongs to
+}
+
+func (e *ApprovalMissingError) Error() string {
+	return fmt.Sprintf("invoice %s has no approved approval (%s %s)", e.InvoiceID, e.Reason, e.ApprovalID)
+}
+
+// Service names an ERP service, the unit of breakers and metrics.
+type Service string
+
+// The ERP services the gateway calls.
+const (
+	ServiceSupplierInvoice  Service = "supplier_invoice"
+	ServicePurchaseOrder    Service = "purchase_order"
+	ServiceMaterialDocument Service = "material_document"
+	ServiceBusinessPartner  Service = "business_partner"
+	ServiceProcess          Service = "process"
+)
+
+// UpstreamError is a failure reported by the ERP or on the way to it. ERP
+// adapters return it for everything that is not a NotFoundError; errmap turns
+// it into a named outcome by its message ids and status, never by its text.
+type UpstreamError struct {
+	Service    Service
+	Operation  string            // what the adapter was doing, e.g. "release invoice"
+	Write      bool              // the call changes ERP state
+	Status     int               // HTTP status; 0 when no response arrived
+	MessageIDs []string          // SAP message ids "CLASS/NUMBER", the primary first
+	Keys       map[string]string // ids the call was about: invoice_id, po_id, item, supplier_id, approval_id
+	Transient  bool              // a retry might succeed: 429, 502-504, non-JSON 5xx, network failure
+	Timeout    bool              // no answer within the deadline
+	RetryAfter time.Duration     // the ERP's Retry-After hint; 0 when absent
+	Attempts   int               // attempts made, filled in by the retry layer
+	// Text is the ERP's own wording or the network error, for the log only:
+	// nothing turns it into a response.
+	Text string
+	Err  error
+}
+
+func (e *UpstreamError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "erp %s: %s", e.Service, e.Operation)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ": status %d", e.Status)
+	}
+	if len(e.MessageIDs) > 0 {
+		fmt.Fprintf(&b, " [%s]", strings.Join(e.MessageIDs, " "))
+	}
+	if e.Text != "" {
+		fmt.Fprintf(&b, ": %s", e.Text)
+	}
+	if e.Err != nil {
+		fmt.Fprintf(&b, ": %v", e.Err)
+	}
+	return b.String()
+}
+
+func (e *UpstreamError) Unwrap() error { return e.Err }
+
+// HasMessage reports whether the ERP returned the message id.
+func (e *UpstreamError) HasMessage(id string) bool {
+	for _, m := range e.MessageIDs {
+		if m == id {
+			return true
+		}
+	}
+	return false
+}

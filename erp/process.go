@@ -1,0 +1,214 @@
+package erp
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Process runs the accounts-payable steps that take more than one ERP call:
+// the three-way match, the approval gate in front of posting, and the writes
+// that first need the invoice's fiscal year. It decides business facts
+// (supplier blocked, PO closed, goods receipt missing, duplicate) and
+// returns them as typed errors; it does not decide codes or statuses.
+type Process struct {
+	client    Client
+	tolerance Tolerance
+}
+
+// NewProcess returns a Process over the client with the given match
+// tolerance.
+func NewProcess(client Client, tol Tolerance) *Process {
+	return &Process{client: client, tolerance: tol}
+}
+
+// ThreeWayMatch checks the invoice's supplier, looks for a duplicate, and
+// matches every line against its PO item and goods receipts.
+func (p *Process) ThreeWayMatch(ctx context.Context, invoiceID string) (MatchResult, error) {
+	inv, err := p.client.Invoice(ctx, invoiceID)
+	if err != nil {
+		return MatchResult{}, err
+	}
+	if err := p.checkSupplier(ctx, inv.SupplierID); err != nil {
+		return MatchResult{}, err
+	}
+	if err := p.checkDuplicate(ctx, inv); err != nil {
+		return MatchResult{}, err
+	}
+	orders := map[string]PurchaseOrder{}
+	inputs := make([]MatchInput, 0, len(inv.Lines))
+	for _, line := range inv.Lines {
+		po, ok := orders[line.POID]
+		if !ok {
+			if po, err = p.client.PurchaseOrder(ctx, line.POID); err != nil {
+				return MatchResult{}, err
+			}
+			orders[line.POID] = po
+		}
+		item, received, err := p.receivedItem(ctx, po, line.POItem)
+		if err != nil {
+			return MatchResult{}, err
+		}
+		inputs = append(inputs, MatchInput{Line: line, POItem: item, Received: received})
+	}
+	return Match(inv.ID, inv.Currency, inputs, p.tolerance), nil
+}
+
+// GoodsReceipt returns the PO item and its uncancelled receipts. A
+// goods-receipt-based item without receipts is a *GRMissingError.
+func (p *Process) GoodsReceipt(ctx context.Context, poID, item string) (POItem, []GoodsReceipt, error) {
+	po, err := p.client.PurchaseOrder(ctx, poID)
+	if err != nil {
+		return POItem{}, nil, err
+	}
+	it, ok := po.Item(item)
+	if !ok {
+		return POItem{}, nil, &NotFoundError{Entity: EntityPOItem, ID: poID, Item: item}
+	}
+	receipts, err := p.client.GoodsReceipts(ctx, poID, item)
+	if err != nil {
+		return POItem{}, nil, err
+	}
+	if len(receipts) == 0 && it.GoodsReceiptBased {
+		return POItem{}, nil, &GRMissingError{POID: poID, Item: item}
+	}
+	return it, receipts, nil
+}
+
+func (p *Process) receivedItem(ctx context.Context, po PurchaseOrder, item string) (POItem, decimal.Decimal, error) {
+	it, ok := po.Item(item)
+	if !ok {
+		return POItem{}, decimal.Zero, &NotFoundError{Entity: EntityPOItem, ID: po.ID, Item: item}
+	}
+	if closed, why := it.Closed(); closed || po.DeletionCode != "" {
+		if why == "" {
+			why = "deletion_code_set"
+		}
+		return POItem{}, decimal.Zero, &POClosedError{POID: po.ID, Item: item, Reason: why}
+	}
+	if !it.GoodsReceiptBased {
+		return it, decimal.Zero, nil
+	}
+	_, receipts, err := p.GoodsReceipt(ctx, po.ID, item)
+	if err != nil {
+		return POItem{}, decimal.Zero, err
+	}
+	received := decimal.Zero
+	for _, r := range receipts {
+		received = received.Add(r.Quantity)
+	}
+	return it, received, nil
+}
+
+func (p *Process) checkSupplier(ctx context.Context, id string) error {
+	s, err := p.client.Supplier(ctx, id)
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.Deleted:
+		return &SupplierBlockedError{SupplierID: id, Reason: "deletion_flag"}
+	case s.PostingBlocked:
+		return &SupplierBlockedError{SupplierID: id, Reason: "posting_blocked"}
+	}
+	return nil
+}
+
+// checkDuplicate is the gateway's own duplicate check: another posted
+// invoice from the same supplier with the same supplier invoice number,
+// document date and gross amount.
+func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
+	if inv.SupplierRef == "" {
+		return nil
+	}
+	same, err := p.client.InvoicesBySupplierRef(ctx, inv.SupplierID, inv.SupplierRef)
+	if err != nil {
+		return err
+	}
+	for _, o := range same {
+		if o.ID != inv.ID && o.Status == InvoicePosted &&
+			o.DocumentDate.Equal(inv.DocumentDate) && o.GrossAmount.Equal(inv.GrossAmount) {
+			return &DuplicateInvoiceError{InvoiceID: inv.ID, DuplicateOf: o.ID,
+				SupplierID: inv.SupplierID, SupplierRef: inv.SupplierRef}
+		}
+	}
+	return nil
+}
+
+// RequestApproval asks the approval routing to decide on a proposed action.
+// The amount decided on is the corrected amount when the fix changes it,
+// else the invoice's gross amount.
+func (p *Process) RequestApproval(ctx context.Context, invoiceID, action, justification string, corrected *decimal.Decimal, key string) (Approval, error) {
+	inv, err := p.client.Invoice(ctx, invoiceID)
+	if err != nil {
+		return Approval{}, err
+	}
+	amount := inv.GrossAmount
+	if corrected != nil {
+		amount = *corrected
+	}
+	return p.client.RequestApproval(ctx, ApprovalRequest{
+		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, ProposedAction: action,
+		Justification: justification, Amount: amount, Currency: inv.Currency, IdempotencyKey: key,
+	})
+}
+
+// PostInvoice posts the invoice if approvalID names an approved approval for
+// it; otherwise it returns an *ApprovalMissingError saying why. An invoice
+// that is already posted is not posted again: its posting is returned with
+// AlreadyPosted set.
+func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key string) (Posting, Approval, error) {
+	inv, err := p.client.Invoice(ctx, invoiceID)
+	if err != nil {
+		return Posting{}, Approval{}, err
+	}
+	missing := &ApprovalMissingError{InvoiceID: invoiceID, ApprovalID: approvalID}
+	if approvalID == "" {
+		missing.Reason = ApprovalAbsent
+		return Posting{}, Approval{}, missing
+	}
+	appr, err := p.client.Approval(ctx, approvalID)
+	var nf *NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		missing.Reason = ApprovalUnknown
+		return Posting{}, Approval{}, missing
+	case err != nil:
+		return Posting{}, Approval{}, err
+	case appr.InvoiceID != invoiceID:
+		missing.Reason, missing.ForInvoice = ApprovalOtherInvoice, appr.InvoiceID
+		return Posting{}, appr, missing
+	case appr.Status == ApprovalPending:
+		missing.Reason = ApprovalNotYet
+		return Posting{}, appr, missing
+	case appr.Status == ApprovalRejected:
+		missing.Reason = ApprovalWasRejected
+		return Posting{}, appr, missing
+	}
+	if inv.Status == InvoicePosted {
+		return Posting{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, Status: InvoicePosted,
+			PaymentBlock: inv.PaymentBlock, AlreadyPosted: true}, appr, nil
+	}
+	posting, err := p.client.PostInvoice(ctx, inv, key)
+	return posting, appr, err
+}
+
+// HoldInvoice puts the invoice on hold until recheckAt.
+func (p *Process) HoldInvoice(ctx context.Context, invoiceID, reason string, recheckAt time.Time, key string) (Hold, error) {
+	inv, err := p.client.Invoice(ctx, invoiceID)
+	if err != nil {
+		return Hold{}, err
+	}
+	return p.client.HoldInvoice(ctx, HoldRequest{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear,
+		Reason: reason, RecheckAt: recheckAt, IdempotencyKey: key})
+}
+
+// HandOver routes the invoice to a person's queue; the invoice must exist.
+func (p *Process) HandOver(ctx context.Context, req HandoverRequest) (Handover, error) {
+	if _, err := p.client.Invoice(ctx, req.InvoiceID); err != nil {
+		return Handover{}, err
+	}
+	return p.client.HandOver(ctx, req)
+}

@@ -1,0 +1,326 @@
+package errmap
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/erpgate/erpgate/erp"
+)
+
+const internalMessage = "The gateway hit an internal fault. Escalate with the X-Request-Id of this response."
+
+// messageCodes maps SAP message ids ("CLASS/NUMBER") returned as errors to
+// named outcomes. Ids are matched exactly; text is never looked at.
+var messageCodes = map[string]Code{
+	"06/019": PONotFound, // purchase order does not exist
+	"06/011": PONotFound,
+	"M8/311": PONotFound,
+	"06/020": POClosed, // item is deleted or blocked
+	"06/025": SupplierNotFound,
+	"06/027": SupplierNotFound,
+	"M8/081": GRMissing, // as an error: no goods receipt for the item
+	"M8/108": DuplicateInvoice,
+	"F5/117": DuplicateInvoice,
+	"F5/201": PeriodClosed,
+	"M7/053": PeriodClosed,
+	"M8/535": PeriodClosed,
+	// The customer's process service (ZERPGATE_PROCESS_SRV).
+	"ZERPGATE/010": ApproverNotFound, // no approver for the amount
+}
+
+// warningCodes are SAP warnings on a successful posting that mean the
+// invoice went through with a variance (and usually a payment block).
+var warningCodes = map[string]bool{"M8/081": true, "M8/082": true, "M8/083": true, "M8/194": true}
+
+// defaultRetryAfter is the wait suggested for an unavailable ERP when it
+// gave no hint of its own.
+const defaultRetryAfter = 30
+
+// Map turns any error from the ERP layer into a named error. It is the only
+// place that decides a code from an upstream failure: typed domain errors by
+// type, upstream errors by SAP message id, then by HTTP status and the
+// transient classification. Anything unrecognised is INTERNAL, with err as
+// the logged cause. Map(nil) is nil.
+func Map(err error) *Error {
+	if err == nil {
+		return nil
+	}
+	e := mapErr(err)
+	if e.Cause == nil {
+		e.Cause = err
+	}
+	return e
+}
+
+func mapErr(err error) *Error {
+	var (
+		named    *Error
+		nf       *erp.NotFoundError
+		blocked  *erp.SupplierBlockedError
+		closed   *erp.POClosedError
+		grm      *erp.GRMissingError
+		dup      *erp.DuplicateInvoiceError
+		missing  *erp.ApprovalMissingError
+		upstream *erp.UpstreamError
+	)
+	switch {
+	case errors.As(err, &named):
+		return named
+	case errors.As(err, &nf):
+		return notFound(nf)
+	case errors.As(err, &blocked):
+		return New(SupplierNotFound,
+			fmt.Sprintf("Supplier %s cannot be invoiced: %s in the supplier master. Route to master data.",
+				blocked.SupplierID, strings.ReplaceAll(blocked.Reason, "_", " ")),
+			map[string]any{"supplier_id": blocked.SupplierID, "reason": blocked.Reason}).Route("")
+	case errors.As(err, &closed):
+		return New(POClosed,
+			fmt.Sprintf("Purchase order %s item %s is closed (%s). Route to procurement.",
+				closed.POID, closed.Item, strings.ReplaceAll(closed.Reason, "_", " ")),
+			map[string]any{"po_id": closed.POID, "item": closed.Item, "reason": closed.Reason})
+	case errors.As(err, &grm):
+		return grMissing(grm.POID, grm.Item)
+	case errors.As(err, &dup):
+		d := map[string]any{"invoice_id": dup.InvoiceID}
+		msg := fmt.Sprintf("Invoice %s duplicates an invoice already in the ERP. Route to the AP team; do not reject it.", dup.InvoiceID)
+		if dup.DuplicateOf != "" {
+			d["duplicate_of"] = dup.DuplicateOf
+			msg = fmt.Sprintf("Invoice %s duplicates posted invoice %s (same supplier, number, date and amount). Route to the AP team; do not reject it.",
+				dup.InvoiceID, dup.DuplicateOf)
+		}
+		if dup.SupplierID != "" {
+			d["supplier_id"], d["supplier_ref"] = dup.SupplierID, dup.SupplierRef
+		}
+		return New(DuplicateInvoice, msg, d)
+	case errors.As(err, &missing):
+		return approvalMissing(missing)
+	case errors.As(err, &upstream):
+		return fromUpstream(upstream)
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return unavailable("", defaultRetryAfter, 0)
+	}
+	return New(Internal, internalMessage, nil)
+}
+
+func notFound(nf *erp.NotFoundError) *Error {
+	switch nf.Entity {
+	case erp.EntityInvoice:
+		return New(InvoiceNotFound,
+			fmt.Sprintf("Invoice %s was not found in the ERP. Check the id against the source document and retry once.", nf.ID),
+			map[string]any{"invoice_id": nf.ID})
+	case erp.EntityPurchaseOrder:
+		return New(PONotFound,
+			fmt.Sprintf("Purchase order %s was not found in the ERP. Check the reference on the invoice and retry once.", nf.ID),
+			map[string]any{"po_id": nf.ID})
+	case erp.EntityPOItem:
+		return New(PONotFound,
+			fmt.Sprintf("Purchase order %s has no item %s. Check the reference on the invoice and retry once.", nf.ID, nf.Item),
+			map[string]any{"po_id": nf.ID, "item": nf.Item})
+	case erp.EntitySupplier:
+		return New(SupplierNotFound,
+			fmt.Sprintf("Supplier %s is not in the supplier master. Do not guess a similar supplier; retry once with a corrected id.", nf.ID),
+			map[string]any{"supplier_id": nf.ID, "reason": "not_in_master"})
+	case erp.EntityApproval:
+		return New(ApprovalMissing,
+			fmt.Sprintf("Approval %s is unknown. Call request_approval for the invoice; never invent an approval id.", nf.ID),
+			map[string]any{"approval_id": nf.ID, "reason": erp.ApprovalUnknown})
+	}
+	return New(Internal, internalMessage, nil)
+}
+
+func grMissing(po, item string) *Error {
+	return New(GRMissing,
+		fmt.Sprintf("No goods receipt found for PO %s item %s. Put the invoice on hold for the scheduled re-check.", po, item),
+		map[string]any{"po_id": po, "item": item})
+}
+
+func approvalMissing(m *erp.ApprovalMissingError) *Error {
+	d := map[string]any{"invoice_id": m.InvoiceID, "reason": m.Reason}
+	if m.ApprovalID != "" {
+		d["approval_id"] = m.ApprovalID
+	}
+	var msg string
+	switch m.Reason {
+	case erp.ApprovalAbsent:
+		msg = fmt.Sprintf("Invoice %s cannot be posted without an approval_id. Call request_approval first.", m.InvoiceID)
+	case erp.ApprovalUnknown:
+		msg = fmt.Sprintf("Approval %s is unknown, so invoice %s cannot be posted. Call request_approval; never invent an id.", m.ApprovalID, m.InvoiceID)
+	case erp.ApprovalNotYet:
+		msg = fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Do not post; check it later with get_approval.", m.ApprovalID, m.InvoiceID)
+	case erp.ApprovalWasRejected:
+		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request a new approval for a different action.", m.ApprovalID, m.InvoiceID)
+	default:
+		d["approval_invoice_id"] = m.ForInvoice
+		msg = fmt.Sprintf("Approval %s belongs to invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)
+	}
+	return New(ApprovalMissing, msg, d)
+}
+
+func fromUpstream(u *erp.UpstreamError) *Error {
+	for _, id := range u.MessageIDs {
+		if code, ok := messageCodes[id]; ok {
+			return byMessage(code, u)
+		}
+	}
+	switch {
+	case u.Status == http.StatusNotFound:
+		if id := u.Keys["approval_id"]; id != "" {
+			return notFound(&erp.NotFoundError{Entity: erp.EntityApproval, ID: id})
+		}
+		if e := notFoundByService(u); e != nil {
+			return e
+		}
+	case u.Write && writeUnconfirmed(u):
+		return New(ERPOutcomeUnknown,
+			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat it; hold the invoice and re-check its status.", u.Operation, about(u)),
+			withKeys(u, map[string]any{"attempts": max(u.Attempts, 1)}))
+	case u.Transient || u.Timeout || u.Status == 0 || u.Status >= 500 || (u.Status >= 200 && u.Status < 300):
+		return unavailable(u.Service, retryAfterSeconds(u), u.Attempts)
+	}
+	return New(Internal, internalMessage, nil)
+}
+
+// writeUnconfirmed reports whether a write may have been applied without the
+// gateway seeing the answer: the attempt timed out, the connection broke
+// after it was established, or a success came back unreadable.
+func writeUnconfirmed(u *erp.UpstreamError) bool {
+	if u.Timeout || (u.Status >= 200 && u.Status < 300) {
+		return true
+	}
+	if u.Status != 0 {
+		return false
+	}
+	var op *net.OpError
+	return !(errors.As(u.Err, &op) && op.Op == "dial")
+}
+
+func notFoundByService(u *erp.UpstreamError) *Error {
+	switch {
+	case u.Service == erp.ServicePurchaseOrder && u.Keys["po_id"] != "":
+		return notFound(&erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: u.Keys["po_id"]})
+	case u.Service == erp.ServiceBusinessPartner && u.Keys["supplier_id"] != "":
+		return notFound(&erp.NotFoundError{Entity: erp.EntitySupplier, ID: u.Keys["supplier_id"]})
+	case u.Keys["invoice_id"] != "":
+		return notFound(&erp.NotFoundError{Entity: erp.EntityInvoice, ID: u.Keys["invoice_id"]})
+	}
+	return nil
+}
+
+func byMessage(code Code, u *erp.UpstreamError) *Error {
+	k := u.Keys
+	switch code {
+	case PONotFound:
+		if k["item"] != "" && k["po_id"] != "" {
+			return notFound(&erp.NotFoundError{Entity: erp.EntityPOItem, ID: k["po_id"], Item: k["item"]})
+		}
+		return New(PONotFound, "A purchase order referenced"+about(u)+" was not found in the ERP. Check the reference and retry once.",
+			withKeys(u, nil))
+	case SupplierNotFound:
+		return New(SupplierNotFound, "The supplier"+about(u)+" is not in the supplier master or cannot be used. Retry once with a corrected id.",
+			withKeys(u, map[string]any{"reason": "not_in_master"}))
+	case POClosed:
+		return New(POClosed, "A purchase order item"+about(u)+" is closed in the ERP. Route to procurement.", withKeys(u, nil))
+	case GRMissing:
+		if k["po_id"] != "" && k["item"] != "" {
+			return grMissing(k["po_id"], k["item"])
+		}
+		return New(GRMissing, "The ERP has no goods receipt"+about(u)+". Put the invoice on hold for the scheduled re-check.", withKeys(u, nil))
+	case DuplicateInvoice:
+		return New(DuplicateInvoice, "The ERP reports"+about(u)+" as a duplicate of an invoice already entered. Route to the AP team; do not reject it.",
+			withKeys(u, nil))
+	case PeriodClosed:
+		return New(PeriodClosed, "The posting period"+about(u)+" is closed in the ERP. Stop and escalate to finance.", withKeys(u, nil))
+	case ApproverNotFound:
+		return New(ApproverNotFound, "The approval routing has no approver"+about(u)+" at this amount. Route to the AP lead.", withKeys(u, nil))
+	}
+	return New(Internal, internalMessage, nil)
+}
+
+// about names the invoice (or else the PO) a call was about, for messages.
+func about(u *erp.UpstreamError) string {
+	switch {
+	case u.Keys["invoice_id"] != "":
+		return " for invoice " + u.Keys["invoice_id"]
+	case u.Keys["po_id"] != "" && u.Keys["item"] != "":
+		return " for PO " + u.Keys["po_id"] + " item " + u.Keys["item"]
+	case u.Keys["po_id"] != "":
+		return " for PO " + u.Keys["po_id"]
+	case u.Keys["supplier_id"] != "":
+		return " " + u.Keys["supplier_id"]
+	}
+	return ""
+}
+
+// withKeys copies the ids the call was about into details.
+func withKeys(u *erp.UpstreamError, d map[string]any) map[string]any {
+	if d == nil {
+		d = map[string]any{}
+	}
+	for _, k := range []string{"invoice_id", "po_id", "item", "supplier_id", "approval_id"} {
+		if v := u.Keys[k]; v != "" {
+			d[k] = v
+		}
+	}
+	return d
+}
+
+func retryAfterSeconds(u *erp.UpstreamError) int {
+	if u.RetryAfter > 0 {
+		return int(math.Ceil(u.RetryAfter.Seconds()))
+	}
+	return defaultRetryAfter
+}
+
+func unavailable(svc erp.Service, retryAfter, attempts int) *Error {
+	what := "The ERP"
+	if svc != "" {
+		what = "The ERP's " + strings.ReplaceAll(string(svc), "_", " ") + " service"
+	}
+	d := map[string]any{"retry_after_s": retryAfter}
+	if attempts > 0 {
+		d["attempts"] = attempts
+	}
+	if svc != "" {
+		d["service"] = string(svc)
+	}
+	return New(ERPUnavailable,
+		fmt.Sprintf("%s is temporarily unavailable. Hold the invoice and re-check after %d s; do not retry at once.", what, retryAfter), d)
+}
+
+// Info names the outcome carried by warnings on a successful posting:
+// TOLERANCE_EXCEEDED when the ERP posted with a variance warning or set a
+// payment block (other than a hold), else "".
+func Info(msgs []erp.Message, paymentBlock string) Code {
+	for _, m := range msgs {
+		if warningCodes[m.ID] {
+			return ToleranceExceeded
+		}
+	}
+	if paymentBlock != "" && paymentBlock != "H" {
+		return ToleranceExceeded
+	}
+	return ""
+}
+
+// Invalid is the INVALID_REQUEST for one bad field: it names the field and
+// says what is wrong with it.
+func Invalid(field, problem string) *Error {
+	return New(InvalidRequest, fmt.Sprintf("Field %q %s.", field, problem), map[string]any{"field": field})
+}
+
+// Protocol is the INVALID_REQUEST of REST itself: an unknown route (404), a
+// wrong method (405), an oversize body (413) or a body that is not JSON
+// (415). Any other status is treated as 400.
+func Protocol(status int, message string, details map[string]any) *Error {
+	e := New(InvalidRequest, message, details)
+	switch status {
+	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+		e.Status = status
+	}
+	return e
+}
