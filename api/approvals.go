@@ -1,10 +1,10 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"net/http"
 	"slices"
-	"strings"
 
 	"github.com/go-chi/chi/v5"
 
@@ -44,13 +44,12 @@ func handleHandOver(h handOverer) opFunc {
 				return nil, errmap.Invalid("code", "must be one of the codes in the contract's Error schema")
 			}
 		}
+		// Without a queue the handover goes where its code is routed, and
+		// to the AP queue when the code routes nowhere.
 		queue := req.Queue
-		if queue == "" && req.Code != "" {
-			e, _ := errmap.Lookup(errmap.Code(req.Code))
-			queue = e.Queue
-		}
 		if queue == "" {
-			return nil, errmap.Invalid("queue", "is required when code names no queue; use one of "+joinQueues())
+			e, _ := errmap.Lookup(errmap.Code(req.Code))
+			queue = cmp.Or(e.Queue, errmap.QueueAP)
 		}
 		if !slices.Contains(errmap.Queues, queue) {
 			return nil, checkOneOf("queue", queue, errmap.Queues)
@@ -75,5 +74,3 @@ func handleHandOver(h handOverer) opFunc {
 			Status: "queued", CreatedAt: dateTime(ho.CreatedAt)}, nil
 	}
 }
-
-func joinQueues() string { return strings.Join(errmap.Queues, ", ") }

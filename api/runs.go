@@ -51,10 +51,10 @@ func newRunGuard(l RunLimits, now func() time.Time) *runGuard {
 	return &runGuard{limits: l, now: now, runs: map[string]*runState{}}
 }
 
-// admit checks a call against the run's limits before the ERP is called,
-// and counts it. An identical repeat is LOOP_DETECTED, unless the earlier
-// call found the ERP unavailable; a call past the invoice's budget is
-// BUDGET_EXHAUSTED.
+// admit checks a call against the run's limits before the ERP is called.
+// A call past the invoice's budget is BUDGET_EXHAUSTED; every other call
+// counts against the budget, a refused one too. An identical repeat is
+// LOOP_DETECTED, unless the earlier call found the ERP unavailable.
 func (g *runGuard) admit(runID string, o operation, digest, invoiceID string) error {
 	if g.limits.Disabled {
 		return nil
@@ -69,17 +69,6 @@ func (g *runGuard) admit(runID string, o operation, digest, invoiceID string) er
 		g.runs[runID] = st
 	}
 	st.last = now
-	if prev, seen := st.outcomes[digest]; seen && prev != string(errmap.ERPUnavailable) {
-		d := map[string]any{"run_id": runID, "operation": o.name}
-		if prev != "" {
-			d["previous_code"] = prev
-		}
-		if invoiceID != "" {
-			d["invoice_id"] = invoiceID
-		}
-		return errmap.New(errmap.LoopDetected,
-			fmt.Sprintf("%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.", o.name), d)
-	}
 	if !o.budgetFree {
 		if st.calls[invoiceID] >= g.limits.Budget {
 			d := map[string]any{"run_id": runID, "budget": g.limits.Budget}
@@ -92,6 +81,17 @@ func (g *runGuard) admit(runID string, o operation, digest, invoiceID string) er
 				fmt.Sprintf("This run has used its budget of %d tool calls for %s. Stop and hand over with a summary of what you found.", g.limits.Budget, what), d)
 		}
 		st.calls[invoiceID]++
+	}
+	if prev, seen := st.outcomes[digest]; seen && prev != string(errmap.ERPUnavailable) {
+		d := map[string]any{"run_id": runID, "operation": o.name}
+		if prev != "" {
+			d["previous_code"] = prev
+		}
+		if invoiceID != "" {
+			d["invoice_id"] = invoiceID
+		}
+		return errmap.New(errmap.LoopDetected,
+			fmt.Sprintf("%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.", o.name), d)
 	}
 	st.outcomes[digest] = ""
 	return nil

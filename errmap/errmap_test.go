@@ -205,6 +205,8 @@ func TestMapUpstream(t *testing.T) {
 		{"supplier 06/025", &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/025"}}, errmap.SupplierNotFound},
 		{"supplier 06/027", &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/027"}}, errmap.SupplierNotFound},
 		{"gr M8/081", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/081"}, Keys: map[string]string{"po_id": "4500018822", "item": "20"}}, errmap.GRMissing},
+		{"supplier blocked F5/351", &erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/351"}}, errmap.SupplierNotFound},
+		{"supplier unknown ZERPGATE/020", &erp.UpstreamError{Status: 400, MessageIDs: []string{"ZERPGATE/020"}}, errmap.SupplierNotFound},
 		{"no approver", &erp.UpstreamError{Status: 400, MessageIDs: []string{"ZERPGATE/010"}}, errmap.ApproverNotFound},
 		{"second id decides", &erp.UpstreamError{Status: 400, MessageIDs: []string{"/IWBEP/CX_MGW_BUSI_EXCEPTION", "M8/108"}}, errmap.DuplicateInvoice},
 		{"404 invoice", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Keys: keys}, errmap.InvoiceNotFound},

@@ -23,6 +23,7 @@ var messageCodes = map[string]Code{
 	"06/020": POClosed, // item is deleted or blocked
 	"06/025": SupplierNotFound,
 	"06/027": SupplierNotFound,
+	"F5/351": SupplierNotFound, // supplier account blocked for posting
 	"M8/081": GRMissing, // as an error: no goods receipt for the item
 	"M8/108": DuplicateInvoice,
 	"F5/117": DuplicateInvoice,
@@ -31,6 +32,7 @@ var messageCodes = map[string]Code{
 	"M8/535": PeriodClosed,
 	// The customer's process service (ZERPGATE_PROCESS_SRV).
 	"ZERPGATE/010": ApproverNotFound, // no approver for the amount
+	"ZERPGATE/020": SupplierNotFound, // invoicing party not in the supplier master
 }
 
 // warningCodes are SAP warnings on a successful posting that mean the
@@ -231,7 +233,11 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 		}
 		return New(GRMissing, "The ERP has no goods receipt"+about(u)+". Put the invoice on hold for the scheduled re-check.", withKeys(u, nil))
 	case DuplicateInvoice:
-		return New(DuplicateInvoice, "The ERP reports"+about(u)+" as a duplicate of an invoice already entered. Route to the AP team; do not reject it.",
+		what := "the invoice"
+		if id := k["invoice_id"]; id != "" {
+			what = "invoice " + id
+		}
+		return New(DuplicateInvoice, "The ERP reports "+what+" as a duplicate of an invoice already entered. Route to the AP team; do not reject it.",
 			withKeys(u, nil))
 	case PeriodClosed:
 		return New(PeriodClosed, "The posting period"+about(u)+" is closed in the ERP. Stop and escalate to finance.", withKeys(u, nil))

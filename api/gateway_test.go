@@ -1,0 +1,311 @@
+package api_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/errmap"
+)
+
+func credential(t *testing.T, name, key string, scopes ...string) api.Credential {
+	t.Helper()
+	sum := sha256.Sum256([]byte(key))
+	c, err := api.ParseCredential(name + ":" + hex.EncodeToString(sum[:]) + ":" + strings.Join(scopes, "+"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// panicky is an ERP whose every read panics, standing in for a bug.
+type panicky struct{ erp.Client }
+
+func (panicky) Invoice(context.Context, string) (erp.Invoice, error) { panic("nil map in handler") }
+
+// TestEveryCodeThroughHTTP triggers every error code of the catalogue
+// through the HTTP API and fails if one is left out.
+func TestEveryCodeThroughHTTP(t *testing.T) {
+	seen := map[string]bool{}
+	check := func(t *testing.T, r result, status int, code, next string) map[string]any {
+		t.Helper()
+		d := wantError(t, r, status, code, next)
+		seen[code] = true
+		return d
+	}
+	approval := map[string]any{"proposed_action": "post_as_invoiced", "justification": "Matched against PO and goods receipt."}
+
+	t.Run("golden outcomes", func(t *testing.T) {
+		s := newStack(t)
+		check(t, s.do("GET", "/invoices/5105600999", nil), 404, "INVOICE_NOT_FOUND", "fix_input_and_retry")
+		check(t, s.do("GET", "/purchase-orders/4500019822", nil), 404, "PO_NOT_FOUND", "fix_input_and_retry")
+		check(t, s.do("GET", "/suppliers/100999", nil), 404, "SUPPLIER_NOT_FOUND", "fix_input_and_retry")
+		check(t, s.do("POST", "/invoices/5105600105/three-way-match", nil), 409, "GR_MISSING", "hold_and_recheck")
+		check(t, s.do("POST", "/invoices/5105600106/three-way-match", nil), 409, "PO_CLOSED", "route_to_person")
+		check(t, s.do("POST", "/invoices/5105600107/three-way-match", nil), 409, "DUPLICATE_INVOICE", "route_to_person")
+		check(t, s.do("POST", "/invoices/5105600108/approvals", approval), 422, "APPROVER_NOT_FOUND", "route_to_person")
+		check(t, s.do("POST", "/invoices/5105600101/post", nil), 409, "APPROVAL_MISSING", "request_approval")
+		id := s.do("POST", "/invoices/5105600109/approvals", approval).json(t)["approval_id"]
+		check(t, s.do("POST", "/invoices/5105600109/post", map[string]any{"approval_id": id}), 409, "PERIOD_CLOSED", "stop_and_escalate")
+		if m := s.do("POST", "/invoices/5105600102/three-way-match", nil).json(t); m["result"] == "TOLERANCE_EXCEEDED" {
+			seen["TOLERANCE_EXCEEDED"] = true
+		}
+	})
+
+	t.Run("INVALID_REQUEST", func(t *testing.T) {
+		s := newStack(t)
+		d := check(t, s.do("GET", "/invoices/51056", nil), 400, "INVALID_REQUEST", "fix_input_and_retry")
+		if d["field"] != "invoice_id" {
+			t.Errorf("details %v, want field invoice_id", d)
+		}
+	})
+
+	t.Run("UNAUTHENTICATED and SCOPE_MISSING", func(t *testing.T) {
+		s := newStack(t, withOptions(func(o *api.Options) {
+			o.Credentials = []api.Credential{credential(t, "reader", "r-key-1", "read"), credential(t, "agent", "w-key-1", "read", "write")}
+		}))
+		check(t, s.do("GET", "/invoices/5105600101", nil), 401, "UNAUTHENTICATED", "stop_and_escalate")
+		check(t, s.do("GET", "/invoices/5105600101", nil, "Authorization: Bearer wrong"), 401, "UNAUTHENTICATED", "stop_and_escalate")
+		if r := s.do("GET", "/invoices/5105600101", nil, "Authorization: Bearer r-key-1"); r.status != 200 {
+			t.Errorf("reader get_invoice: %d %s", r.status, r.body)
+		}
+		d := check(t, s.do("POST", "/invoices/5105600101/post", map[string]any{}, "X-API-Key: r-key-1"), 409, "SCOPE_MISSING", "route_to_person")
+		if d["scope"] != "write" {
+			t.Errorf("details %v, want scope write", d)
+		}
+		check(t, s.do("POST", "/invoices/5105600101/post", map[string]any{}, "X-API-Key: w-key-1"), 409, "APPROVAL_MISSING", "request_approval")
+	})
+
+	t.Run("ERP_UNAVAILABLE", func(t *testing.T) {
+		s := newStack(t)
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 503, RetryAfterS: 7}); err != nil {
+			t.Fatal(err)
+		}
+		r := s.do("GET", "/purchase-orders/4500018822", nil)
+		d := check(t, r, 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+		if d["retry_after_s"] != float64(7) || d["attempts"] != float64(1) || r.header.Get("Retry-After") != "7" {
+			t.Errorf("details %v Retry-After %q, want retry_after_s 7 attempts 1", d, r.header.Get("Retry-After"))
+		}
+		if r.json(t)["retryable"] != true {
+			t.Error("ERP_UNAVAILABLE not retryable")
+		}
+		if r := s.do("GET", "/purchase-orders/4500018822", nil); r.status != 200 {
+			t.Errorf("after the fault: %d", r.status)
+		}
+	})
+
+	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
+		s := newStack(t, withAttemptTimeout(300*time.Millisecond))
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultHang, DelayMS: 2000}); err != nil {
+			t.Fatal(err)
+		}
+		r := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "Goods receipt for PO 4500018822 item 20 missing."})
+		d := check(t, r, 502, "ERP_OUTCOME_UNKNOWN", "hold_and_recheck")
+		if d["invoice_id"] != "5105600105" {
+			t.Errorf("details %v, want invoice_id", d)
+		}
+	})
+
+	t.Run("loop limits", func(t *testing.T) {
+		s := newStack(t, withOptions(func(o *api.Options) { o.Runs.Budget = 3 }))
+		run := "X-Run-Id: run-42"
+		s.do("GET", "/invoices/5105600105", nil, run)
+		d := check(t, s.do("GET", "/invoices/5105600105", nil, run), 409, "LOOP_DETECTED", "route_to_person")
+		if d["run_id"] != "run-42" || d["operation"] != "get_invoice" {
+			t.Errorf("details %v", d)
+		}
+		s.do("POST", "/invoices/5105600105/three-way-match", nil, run)
+		d = check(t, s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "waiting for goods"}, run),
+			409, "BUDGET_EXHAUSTED", "route_to_person")
+		if d["budget"] != float64(3) || d["invoice_id"] != "5105600105" {
+			t.Errorf("details %v", d)
+		}
+		// The handover stays possible after the budget is spent.
+		r := s.do("POST", "/handovers", map[string]any{"invoice_id": "5105600105", "code": "GR_MISSING",
+			"summary": "Goods receipt for PO 4500018822 item 20 has not arrived."}, run)
+		if r.status != 200 {
+			t.Errorf("hand_over after budget: %d %s", r.status, r.body)
+		}
+		// Another run is not affected.
+		if r := s.do("GET", "/invoices/5105600105", nil, "X-Run-Id: run-43"); r.status != 200 {
+			t.Errorf("other run: %d", r.status)
+		}
+	})
+
+	t.Run("IDEMPOTENCY_KEY_REUSED", func(t *testing.T) {
+		s := newStack(t)
+		first := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "waiting for goods"}, "Idempotency-Key: k-1")
+		if first.status != 200 {
+			t.Fatalf("first hold: %d %s", first.status, first.body)
+		}
+		check(t, s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "other reason"}, "Idempotency-Key: k-1"),
+			409, "IDEMPOTENCY_KEY_REUSED", "fix_input_and_retry")
+	})
+
+	t.Run("INTERNAL", func(t *testing.T) {
+		srv, err := api.NewServer(api.Options{ERP: panicky{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw := httptest.NewServer(srv)
+		defer gw.Close()
+		s := &stack{t: t, gw: gw, client: &http.Client{Transport: newContractTransport(t, gw.URL, "127.0.0.1:1")}}
+		r := s.do("GET", "/invoices/5105600101", nil)
+		check(t, r, 500, "INTERNAL", "stop_and_escalate")
+		if strings.Contains(string(r.body), "nil map") {
+			t.Errorf("panic value leaked: %s", r.body)
+		}
+	})
+
+	for _, e := range errmap.Catalogue() {
+		if !seen[string(e.Code)] {
+			t.Errorf("no test triggers %s through the HTTP API", e.Code)
+		}
+	}
+}
+
+func TestInvalidRequests(t *testing.T) {
+	s := newStack(t)
+	big := `{"reason":"` + strings.Repeat("x", api.DefaultMaxBodyBytes) + `"}`
+	tests := []struct {
+		name    string
+		method  string
+		path    string
+		body    any
+		headers []string
+		status  int
+		field   string
+	}{
+		{"malformed JSON", "POST", "/invoices/5105600101/hold", `{"reason":`, nil, 400, ""},
+		{"not an object", "POST", "/invoices/5105600101/hold", `["reason"]`, nil, 400, ""},
+		{"unknown field", "POST", "/invoices/5105600101/hold", `{"reason":"waiting","colour":"red"}`, nil, 400, "colour"},
+		{"wrong type", "POST", "/invoices/5105600101/hold", `{"reason":42}`, nil, 400, "reason"},
+		{"trailing data", "POST", "/invoices/5105600101/hold", `{"reason":"waiting"} {}`, nil, 400, ""},
+		{"empty body", "POST", "/invoices/5105600101/hold", "", nil, 400, ""},
+		{"not JSON content type", "POST", "/invoices/5105600101/hold", `{"reason":"waiting"}`, []string{"Content-Type: text/plain"}, 415, ""},
+		{"oversize body", "POST", "/invoices/5105600101/hold", big, nil, 413, ""},
+		{"invoice id too short", "GET", "/invoices/123", nil, nil, 400, "invoice_id"},
+		{"invoice id letters", "GET", "/invoices/51056001ab", nil, nil, 400, "invoice_id"},
+		{"injection in id", "GET", "/invoices/" + pathEscape("5105600101' or '1'='1"), nil, nil, 400, "invoice_id"},
+		{"traversal in id", "GET", "/suppliers/" + pathEscape("../../etc/passwd"), nil, nil, 400, "supplier_id"},
+		{"po id wrong form", "GET", "/purchase-orders/45000", nil, nil, 400, "po_id"},
+		{"item wrong form", "GET", "/purchase-orders/4500018822/items/abc/goods-receipts", nil, nil, 400, "item"},
+		{"search without name", "GET", "/suppliers", nil, nil, 400, "name"},
+		{"search bad limit", "GET", "/suppliers?name=acme&limit=500", nil, nil, 400, "limit"},
+		{"search unknown param", "GET", "/suppliers?name=acme&sort=x", nil, nil, 400, "sort"},
+		{"rate limit text as reason", "POST", "/invoices/5105600101/hold", map[string]any{"reason": "Rate limit exceeded, retry after 30s"}, nil, 400, "reason"},
+		{"unknown as justification", "POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "accept_variance", "justification": "unknown"}, nil, 400, "justification"},
+		{"N/A as summary", "POST", "/handovers", map[string]any{"invoice_id": "5105600101", "queue": "ap_queue", "summary": "N/A"}, nil, 400, "summary"},
+		{"error as evidence", "POST", "/handovers", map[string]any{"invoice_id": "5105600101", "queue": "ap_queue", "summary": "Price differs from PO.", "evidence": []string{"error"}}, nil, 400, "evidence"},
+		{"timeout as reason", "POST", "/invoices/5105600101/hold", map[string]any{"reason": "timeout"}, nil, 400, "reason"},
+		{"empty reason", "POST", "/invoices/5105600101/hold", map[string]any{"reason": ""}, nil, 400, "reason"},
+		{"unknown action", "POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "delete_invoice", "justification": "Because."}, nil, 400, "proposed_action"},
+		{"correct_amount without amount", "POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "correct_amount", "justification": "Price per contract."}, nil, 400, "corrected_amount"},
+		{"bad amount", "POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "correct_amount", "justification": "Price per contract.", "corrected_amount": "12,500"}, nil, 400, "corrected_amount"},
+		{"recheck in the past", "POST", "/invoices/5105600101/hold", map[string]any{"reason": "waiting", "recheck_at": "2001-01-01T00:00:00Z"}, nil, 400, "recheck_at"},
+		{"unknown queue", "POST", "/handovers", map[string]any{"invoice_id": "5105600101", "queue": "ceo", "summary": "Price differs."}, nil, 400, "queue"},
+		{"unknown code", "POST", "/handovers", map[string]any{"invoice_id": "5105600101", "code": "NOPE", "summary": "Price differs."}, nil, 400, "code"},
+		{"bad idempotency key", "POST", "/invoices/5105600101/hold", map[string]any{"reason": "waiting"}, []string{"Idempotency-Key: has space"}, 400, "Idempotency-Key"},
+		{"two different keys", "POST", "/invoices/5105600101/hold", map[string]any{"reason": "waiting", "idempotency_key": "a"}, []string{"Idempotency-Key: b"}, 400, "idempotency_key"},
+		{"unknown route", "GET", "/invoices", nil, nil, 404, ""},
+		{"unknown deep route", "GET", "/admin/config", nil, nil, 404, ""},
+		{"wrong method", "DELETE", "/invoices/5105600101", nil, nil, 405, ""},
+		{"wrong method on write", "GET", "/invoices/5105600101/post", nil, nil, 405, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s.t = t
+			r := s.do(tt.method, tt.path, tt.body, tt.headers...)
+			d := wantError(t, r, tt.status, "INVALID_REQUEST", "fix_input_and_retry")
+			if tt.field != "" && d["field"] != tt.field {
+				t.Errorf("details.field = %v, want %s", d["field"], tt.field)
+			}
+		})
+	}
+	s.t = t
+	if n := len(s.sim.Ledger().Holds) + len(s.sim.Ledger().Approvals) + len(s.sim.Ledger().Handovers); n != 0 {
+		t.Errorf("refused requests changed the ERP: %d writes in the ledger", n)
+	}
+}
+
+func TestIdempotentReplay(t *testing.T) {
+	s := newStack(t)
+	body := map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018830 is finally invoiced.",
+		"evidence": []string{"PO item 10 delivered and finally invoiced"}}
+	first := s.do("POST", "/handovers", body, "Idempotency-Key: ho-1")
+	if first.status != 200 || first.json(t)["queue"] != "procurement" {
+		t.Fatalf("first: %d %s", first.status, first.body)
+	}
+	// The key may also come in the body; the same key and arguments replay.
+	body["idempotency_key"] = "ho-1"
+	again := s.do("POST", "/handovers", body)
+	if again.status != 200 || string(again.body) != string(first.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("replay %d %q replayed=%q, want the first body again", again.status, again.body, again.header.Get("Idempotent-Replayed"))
+	}
+	// Concurrent calls with one key apply the write once.
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "waiting for goods"}, "Idempotency-Key: hold-1"); r.status != 200 {
+				t.Errorf("concurrent hold: %d %s", r.status, r.body)
+			}
+		}()
+	}
+	wg.Wait()
+	if n := len(s.sim.Ledger().Handovers); n != 1 {
+		t.Errorf("ledger has %d handovers, want 1", n)
+	}
+	if n := len(s.sim.Ledger().Holds); n != 1 {
+		t.Errorf("ledger has %d holds, want 1", n)
+	}
+}
+
+func TestServiceEndpoints(t *testing.T) {
+	s := newStack(t)
+	for _, p := range []string{"/healthz", "/readyz"} {
+		if r := s.do("GET", p, nil); r.status != 200 {
+			t.Errorf("%s: %d", p, r.status)
+		}
+	}
+	r := s.do("GET", "/invoices/5105600101", nil, "X-Request-Id: req-abc.1", "X-Run-Id: run-7")
+	if r.header.Get("X-Request-Id") != "req-abc.1" || r.header.Get("X-Run-Id") != "run-7" {
+		t.Errorf("ids not echoed: %q %q", r.header.Get("X-Request-Id"), r.header.Get("X-Run-Id"))
+	}
+	r = s.do("GET", "/invoices/5105600101", nil, "X-Request-Id: <script>")
+	if id := r.header.Get("X-Request-Id"); id == "" || strings.Contains(id, "<") {
+		t.Errorf("a malformed request id must be replaced, got %q", id)
+	}
+	s.do("GET", "/invoices/5105600999", nil)
+	r = s.do("GET", "/metrics", nil)
+	text := string(r.body)
+	for _, want := range []string{
+		`erpgate_outcomes_total{code="INVOICE_NOT_FOUND",operation="get_invoice"} 1`,
+		`erpgate_outcomes_total{code="PERIOD_CLOSED",operation="post_invoice"} 0`,
+		`erpgate_request_duration_seconds_bucket{operation="get_invoice"`,
+		`erpgate_erp_attempts_total{result="ok",service="supplier_invoice"}`,
+		`erpgate_http_requests_total{operation="get_invoice",status="404"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+func TestReadyReportsFailure(t *testing.T) {
+	s := newStack(t, withOptions(func(o *api.Options) {
+		o.Ready = func(context.Context) error { return fmt.Errorf("breaker open: %w", context.DeadlineExceeded) }
+	}))
+	wantError(t, s.do("GET", "/readyz", nil), 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp"
+)
+
+// config is every setting of the gateway. Each has a flag and an
+// environment variable; a flag given on the command line wins.
+type config struct {
+	addr             string
+	publicURL        string
+	erpURL           string
+	erpUser          string
+	erpPassword      string
+	erpTimeout       time.Duration
+	simAddr          string
+	autoApproveLimit decimal.Decimal
+	tolerance        erp.Tolerance
+	maxBodyBytes     int64
+	runLimits        api.RunLimits
+	credentials      []api.Credential
+	logLevel         string
+	logFormat        string
+}
+
+// setting describes one flag and its environment variable.
+type setting struct {
+	name, env, def, usage string
+}
+
+var settings = []setting{
+	{"addr", "ERPGATE_ADDR", ":8080", "listen address; port 0 picks a free port and prints it"},
+	{"public-url", "ERPGATE_PUBLIC_URL", "", "absolute URL clients reach the gateway at, written into the served contract (default: http://localhost:<port>)"},
+	{"erp-url", "ERPGATE_ERP_URL", "", "base URL of the S/4HANA system (OData services below /sap/opu/odata/sap/); empty starts the simulated ERP in process"},
+	{"erp-user", "ERPGATE_ERP_USER", "", "ERP basic-auth user"},
+	{"erp-password", "ERPGATE_ERP_PASSWORD", "", "ERP basic-auth password (prefer the environment variable)"},
+	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt"},
+	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)"},
+	{"auto-approve-limit", "ERPGATE_AUTO_APPROVE_LIMIT", "10000", "simulated ERP: amounts up to this are approved at once"},
+	{"tolerance-percent", "ERPGATE_TOLERANCE_PERCENT", "2", "three-way match tolerance in percent"},
+	{"tolerance-absolute", "ERPGATE_TOLERANCE_ABSOLUTE", "50", "three-way match tolerance as an amount in the document currency"},
+	{"max-body-bytes", "ERPGATE_MAX_BODY_BYTES", "65536", "largest request body accepted"},
+	{"run-limits", "ERPGATE_RUN_LIMITS", "true", "enforce the per-run loop limits on calls that carry X-Run-Id"},
+	{"run-budget", "ERPGATE_RUN_BUDGET", "20", "tool calls a run may make per invoice"},
+	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope, comma separated; empty means no authentication"},
+	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
+	{"log-format", "ERPGATE_LOG_FORMAT", "json", "json or text"},
+}
+
+// parseConfig reads flags over environment over defaults, and validates
+// every setting, naming each one that is wrong.
+func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	fs := flag.NewFlagSet("erpgate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: erpgate [flags]\n\nEvery flag can also be set by the environment variable shown.\n\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			fmt.Fprintf(stderr, "  -%s (env %s, default %q)\n    \t%s\n", f.Name, envOf(f.Name), f.DefValue, f.Usage)
+		})
+	}
+	values := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		values[s.name] = fs.String(s.name, def, s.usage)
+	}
+	if err := fs.Parse(args); err != nil {
+		return config{}, err
+	}
+	if fs.NArg() > 0 {
+		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	v := func(name string) string { return strings.TrimSpace(*values[name]) }
+
+	var c config
+	var errs []error
+	bad := func(name, why string) { errs = append(errs, fmt.Errorf("-%s (%s): %s", name, envOf(name), why)) }
+
+	c.addr = v("addr")
+	if c.addr == "" {
+		bad("addr", "must not be empty")
+	}
+	c.publicURL = v("public-url")
+	if c.publicURL != "" {
+		if u, err := url.Parse(c.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("public-url", "must be an absolute http(s) URL")
+		}
+	}
+	c.erpURL = strings.TrimRight(v("erp-url"), "/")
+	if c.erpURL != "" {
+		if u, err := url.Parse(c.erpURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("erp-url", "must be an absolute http(s) URL")
+		}
+	}
+	c.erpUser, c.erpPassword = v("erp-user"), *values["erp-password"]
+	var err error
+	if c.erpTimeout, err = time.ParseDuration(v("erp-timeout")); err != nil || c.erpTimeout <= 0 {
+		bad("erp-timeout", "must be a positive duration such as 3s")
+	}
+	c.simAddr = v("sim-addr")
+	if c.autoApproveLimit, err = decimal.NewFromString(v("auto-approve-limit")); err != nil || c.autoApproveLimit.IsNegative() {
+		bad("auto-approve-limit", "must be a non-negative amount")
+	}
+	if c.tolerance.Percent, err = decimal.NewFromString(v("tolerance-percent")); err != nil || c.tolerance.Percent.IsNegative() {
+		bad("tolerance-percent", "must be a non-negative number")
+	}
+	if c.tolerance.Absolute, err = decimal.NewFromString(v("tolerance-absolute")); err != nil || c.tolerance.Absolute.IsNegative() {
+		bad("tolerance-absolute", "must be a non-negative amount")
+	}
+	if c.maxBodyBytes, err = strconv.ParseInt(v("max-body-bytes"), 10, 64); err != nil || c.maxBodyBytes < 1024 || c.maxBodyBytes > 16<<20 {
+		bad("max-body-bytes", "must be a whole number from 1024 to 16777216")
+	}
+	if on, err := strconv.ParseBool(v("run-limits")); err != nil {
+		bad("run-limits", "must be true or false")
+	} else {
+		c.runLimits.Disabled = !on
+	}
+	if c.runLimits.Budget, err = strconv.Atoi(v("run-budget")); err != nil || c.runLimits.Budget < 1 {
+		bad("run-budget", "must be a whole number of at least 1")
+	}
+	if keys := v("api-keys"); keys != "" {
+		for _, k := range strings.Split(keys, ",") {
+			cred, err := api.ParseCredential(k)
+			if err != nil {
+				bad("api-keys", err.Error())
+				continue
+			}
+			c.credentials = append(c.credentials, cred)
+		}
+	}
+	c.logLevel = v("log-level")
+	switch c.logLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("log-level", "must be debug, info, warn or error")
+	}
+	c.logFormat = v("log-format")
+	if c.logFormat != "json" && c.logFormat != "text" {
+		bad("log-format", "must be json or text")
+	}
+	return c, errors.Join(errs...)
+}
+
+func envOf(name string) string {
+	for _, s := range settings {
+		if s.name == name {
+			return s.env
+		}
+	}
+	return ""
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/openapi"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// run starts the gateway (and, without an ERP URL, the simulated ERP) and
+// serves until ctx ends. It prints the address it listens on to stdout.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	logger := newLogger(cfg, stderr)
+
+	erpURL, erpName := cfg.erpURL, "S/4HANA"
+	if erpURL == "" {
+		simulator := sim.New(sim.Options{AutoApproveLimit: cfg.autoApproveLimit, Logger: logger.With("component", "sim")})
+		url, shutdown, err := simulator.Start(cfg.simAddr)
+		if err != nil {
+			return fmt.Errorf("start the simulated ERP on %s: %w", cfg.simAddr, err)
+		}
+		defer shutdown(context.Background())
+		erpURL, erpName = url, "simulated S/4HANA"
+	}
+
+	metrics := api.NewMetrics()
+	runner := retry.New(retry.Policy{AttemptTimeout: cfg.erpTimeout}, metrics)
+	client, err := sap.New(erpURL, sap.Options{Runner: runner, User: cfg.erpUser, Password: cfg.erpPassword,
+		Logger: logger.With("component", "erp")})
+	if err != nil {
+		return err
+	}
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.addr, err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	public := cfg.publicURL
+	if public == "" {
+		public = fmt.Sprintf("http://localhost:%d", port)
+	}
+	contractJSON, err := openapi.JSON(public)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("load the contract: %w", err)
+	}
+	contractYAML, err := openapi.YAMLFor(public)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("load the contract: %w", err)
+	}
+
+	handler, err := api.NewServer(api.Options{
+		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
+		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits,
+		ContractJSON: contractJSON, ContractYAML: contractYAML,
+	})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	srv := &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    32 << 10,
+		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
+	}
+	fmt.Fprintf(stdout, "erpgate listening on http://%s (contract %s/openapi.json; ERP: %s at %s)\n",
+		hostPort(ln.Addr()), public, erpName, erpURL)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// hostPort names the listen address the way a person would dial it.
+func hostPort(a net.Addr) string {
+	tcp := a.(*net.TCPAddr)
+	if tcp.IP.IsUnspecified() {
+		return fmt.Sprintf("localhost:%d", tcp.Port)
+	}
+	return tcp.String()
+}
+
+func newLogger(cfg config, w io.Writer) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.logLevel)))
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.logFormat == "text" {
+		return slog.New(slog.NewTextHandler(w, opts))
+	}
+	return slog.New(slog.NewJSONHandler(w, opts))
+}

@@ -1,0 +1,118 @@
+// Package sap is the production erp.Client for SAP S/4HANA. It speaks the
+// OData v2 APIs API_SUPPLIERINVOICE_PROCESS_SRV, API_PURCHASEORDER_PROCESS_SRV,
+// API_MATERIAL_DOCUMENT_SRV and API_BUSINESS_PARTNER, and the customer's own
+// ZERPGATE_PROCESS_SRV for approvals, holds and handovers.
+//
+// Every HTTP attempt runs through a retry.Runner. Failures come back as
+// *erp.NotFoundError or *erp.UpstreamError; the ERP's own wording only ever
+// lands in UpstreamError.Text and UpstreamError.Err.
+package sap
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// Options configures a Client. The zero value is usable: every zero field
+// takes the default documented beside it.
+type Options struct {
+	// HTTPClient sends the requests. Default: a client with a cookie jar
+	// (the CSRF token is bound to the session cookie), dial, TLS handshake
+	// and response header timeouts, and redirects not followed. A client
+	// without a jar works too: the session cookies of the token fetch are
+	// then sent by hand.
+	HTTPClient *http.Client
+	// Runner runs every HTTP attempt. Default: retry.New(retry.Policy{}, nil).
+	Runner *retry.Runner
+	// User and Password are sent as basic authentication when User is not
+	// empty. Default: no authentication header.
+	User     string
+	Password string
+	// Client is sent as the sap-client query parameter when not empty.
+	// Default: none, so the system's default client answers.
+	Client string
+	// Logger receives one debug record per attempt. Default: discard.
+	Logger *slog.Logger
+}
+
+// Client is an erp.Client that talks to SAP S/4HANA over OData v2. It is
+// safe for concurrent use.
+type Client struct {
+	base      string // scheme://host[:port][/prefix], without a trailing slash
+	http      *http.Client
+	runner    *retry.Runner
+	user      string
+	password  string
+	sapClient string
+	log       *slog.Logger
+	csrf      csrfCache
+}
+
+var _ erp.Client = (*Client)(nil)
+
+// New returns a Client for the system at baseURL, e.g.
+// "https://s4.example.com:44300"; the OData service paths
+// (/sap/opu/odata/sap/...) are appended to it.
+func New(baseURL string, opts Options) (*Client, error) {
+	u, err := url.Parse(baseURL)
+	if err != nil {
+		return nil, fmt.Errorf("sap: base URL: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, errors.New("sap: base URL must be http or https")
+	}
+	if u.Host == "" {
+		return nil, errors.New("sap: base URL has no host")
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, errors.New("sap: base URL must not have a query or fragment")
+	}
+	c := &Client{
+		base:      strings.TrimRight(u.String(), "/"),
+		http:      opts.HTTPClient,
+		runner:    opts.Runner,
+		user:      opts.User,
+		password:  opts.Password,
+		sapClient: opts.Client,
+		log:       opts.Logger,
+	}
+	if c.http == nil {
+		c.http = defaultHTTPClient()
+	}
+	if c.runner == nil {
+		c.runner = retry.New(retry.Policy{}, nil)
+	}
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return c, nil
+}
+
+func defaultHTTPClient() *http.Client {
+	jar, _ := cookiejar.New(nil) // never fails without options
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = 5 * time.Second
+	// The runner's attempt timeout is the real bound; this one only catches
+	// a runner configured without a sensible timeout.
+	tr.ResponseHeaderTimeout = 60 * time.Second
+	tr.MaxIdleConnsPerHost = 16
+	tr.IdleConnTimeout = 90 * time.Second
+	return &http.Client{
+		Jar:       jar,
+		Transport: tr,
+		// A redirect from an OData API is a login page or a misconfigured
+		// path, never data; and following it would turn a POST into a GET.
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}

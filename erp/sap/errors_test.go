@@ -1,0 +1,291 @@
+package sap
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
+)
+
+const (
+	v2Array = `{"error":{"code":"M8/108","message":{"lang":"en","value":"Check if invoice already entered under accounting doc. no. 5105600100 2026"},
+"innererror":{"transactionid":"7F3A9C2B11D04E0F","errordetails":[
+{"code":"M8/108","message":"Check if invoice already entered","severity":"error","target":""},
+{"code":"M8/082","message":"Price variance","severity":"warning","target":""},
+{"code":"/IWBEP/CX_MGW_BUSI_EXCEPTION","message":"Business exception","severity":"error","target":""}]}}}`
+	v2Object = `{"error":{"code":"F5/201","message":{"lang":"en","value":"Posting period 012 2025 is not open"},
+"innererror":{"transactionid":"7F3A9C2B11D04E0F","errordetails":{"errordetail":[
+{"code":"F5/201","message":"Posting period 012 2025 is not open","severity":"error"},
+{"code":"F5/999","message":"info","severity":"info"},
+{"code":"F5/202","message":"Period check","severity":"error"}]}}}}`
+	v2Single = `{"error":{"code":"06/020","message":{"lang":"en","value":"Item closed"},
+"innererror":{"errordetails":{"errordetail":{"code":"06/021","message":"Item 10 is closed","severity":"error"}}}}}`
+	v4 = `{"error":{"code":"ZERPGATE/010","message":"No approver for amount 250000.00 EUR",
+"details":[{"code":"ZERPGATE/011","message":"Band limit 200000.00","severity":"error","target":"Amount"},
+{"code":"ZERPGATE/010","message":"again","severity":"error"},{"code":"ZERPGATE/099","message":"hint","severity":"warning"}]}}`
+	v4NoSeverity = `{"error":{"code":"M8/081","message":"No goods receipt","details":[{"code":"M8/081","message":"x"},{"code":"M8/083","message":"y"}]}}`
+	fault        = `{"fault":{"faultstring":"Rate limit quota violation. Quota limit exceeded. Identifier : gw.example.internal","detail":{"errorcode":"policies.ratelimit.QuotaViolation"}}}`
+	html         = `<html><body>Connection timed out</body></html>`
+)
+
+func TestUpstreamErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		status     int
+		header     map[string]string
+		body       string
+		wantIDs    []string
+		wantText   string // a part of Text
+		transient  bool
+		retryAfter time.Duration
+	}{
+		{"v2 errordetails array", 400, nil, v2Array, []string{"M8/108", "/IWBEP/CX_MGW_BUSI_EXCEPTION"},
+			"already entered under accounting doc", false, 0},
+		{"v2 errordetail object", 400, nil, v2Object, []string{"F5/201", "F5/202"}, "Posting period 012 2025", false, 0},
+		{"v2 single errordetail", 400, nil, v2Single, []string{"06/020", "06/021"}, "Item closed", false, 0},
+		{"v4 string message and details", 400, nil, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "No approver for amount", false, 0},
+		{"v4 details without severity", 400, nil, v4NoSeverity, []string{"M8/081", "M8/083"}, "No goods receipt", false, 0},
+		{"500 with envelope", 500, nil, v2Array, []string{"M8/108", "/IWBEP/CX_MGW_BUSI_EXCEPTION"}, "already entered", false, 0},
+		{"429 retry-after seconds", 429, map[string]string{"Retry-After": "7"}, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "", true, 7 * time.Second},
+		{"502", 502, nil, `Bad Gateway`, nil, "Bad Gateway", true, 0},
+		{"503 with envelope", 503, map[string]string{"Retry-After": "2"}, v2Object, []string{"F5/201", "F5/202"}, "", true, 2 * time.Second},
+		{"504", 504, nil, ``, nil, "", true, 0},
+		{"html 500", 500, nil, html, nil, "Connection timed out", true, 0},
+		{"fault 429", 429, nil, fault, nil, "Rate limit quota violation", true, 0},
+		{"fault 500", 500, nil, fault, nil, "policies.ratelimit.QuotaViolation", true, 0},
+		{"401 plain", 401, nil, `Unauthorized`, nil, "Unauthorized", false, 0},
+		{"400 bad retry-after", 400, map[string]string{"Retry-After": "soon"}, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				for k, v := range tt.header {
+					w.Header().Set(k, v)
+				}
+				writeJSON(w, tt.status, tt.body)
+			})
+			_, err := f.client(Options{}).Supplier(context.Background(), "100042")
+			var up *erp.UpstreamError
+			if !errors.As(err, &up) {
+				t.Fatalf("got %v, want an UpstreamError", err)
+			}
+			if up.Status != tt.status {
+				t.Errorf("status: got %d, want %d", up.Status, tt.status)
+			}
+			if !slices.Equal(up.MessageIDs, tt.wantIDs) {
+				t.Errorf("message ids: got %q, want %q", up.MessageIDs, tt.wantIDs)
+			}
+			if !strings.Contains(up.Text, tt.wantText) {
+				t.Errorf("text: got %q, want it to contain %q", up.Text, tt.wantText)
+			}
+			if up.Transient != tt.transient {
+				t.Errorf("transient: got %v, want %v", up.Transient, tt.transient)
+			}
+			if up.RetryAfter != tt.retryAfter {
+				t.Errorf("retry after: got %v, want %v", up.RetryAfter, tt.retryAfter)
+			}
+			if up.Service != erp.ServiceBusinessPartner || up.Operation != "read supplier" || up.Write || up.Timeout || up.Attempts != 1 {
+				t.Errorf("call: got %s %q write=%v timeout=%v attempts=%d, want business_partner \"read supplier\" read, no timeout, 1 attempt",
+					up.Service, up.Operation, up.Write, up.Timeout, up.Attempts)
+			}
+			if up.Keys["supplier_id"] != "100042" {
+				t.Errorf("keys: got %v, want supplier_id 100042", up.Keys)
+			}
+			noUpstreamText(t, up)
+		})
+	}
+}
+
+// noUpstreamText fails when a field other than Text and Err carries words
+// or identifiers from the upstream body.
+func noUpstreamText(t *testing.T, up *erp.UpstreamError) {
+	t.Helper()
+	leaks := []string{"7F3A9C2B11D04E0F", "gw.example.internal", "already entered", "Posting period", "No approver",
+		"Connection timed out", "Rate limit", "Item closed", "127.0.0.1"}
+	fields := []string{string(up.Service), up.Operation}
+	fields = append(fields, up.MessageIDs...)
+	for k, v := range up.Keys {
+		fields = append(fields, k, v)
+	}
+	for _, leak := range leaks {
+		for _, f := range fields {
+			if strings.Contains(f, leak) {
+				t.Errorf("field %q carries upstream text %q", f, leak)
+			}
+		}
+	}
+}
+
+func TestRetryAfterHTTPDate(t *testing.T) {
+	at := time.Now().Add(90 * time.Second).UTC().Format(http.TimeFormat)
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Retry-After", at)
+		writeJSON(w, 429, `{}`)
+	})
+	_, err := f.client(Options{}).Supplier(context.Background(), "100042")
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || !up.Transient {
+		t.Fatalf("got %v, want a transient UpstreamError", err)
+	}
+	if up.RetryAfter < 60*time.Second || up.RetryAfter > 91*time.Second {
+		t.Errorf("retry after: got %v, want about 90s", up.RetryAfter)
+	}
+}
+
+func TestMalformedResponses(t *testing.T) {
+	tests := []struct {
+		name string
+		call func(*Client) error
+		body string
+	}{
+		{"not json", func(c *Client) error { _, err := c.Supplier(context.Background(), "1"); return err }, `{"d":`},
+		{"html", func(c *Client) error { _, err := c.Supplier(context.Background(), "1"); return err }, `<html>login</html>`},
+		{"no d", func(c *Client) error { _, err := c.Supplier(context.Background(), "1"); return err }, `{}`},
+		{"no key", func(c *Client) error { _, err := c.Supplier(context.Background(), "1"); return err }, `{"d":{"SupplierName":"x"}}`},
+		{"list without results", func(c *Client) error { _, err := c.SearchSuppliers(context.Background(), "a", 1); return err }, `{"d":{}}`},
+		{"bad decimal", func(c *Client) error { _, err := c.PurchaseOrder(context.Background(), "1"); return err },
+			`{"d":{"PurchaseOrder":"1","to_PurchaseOrderItem":{"results":[{"OrderQuantity":"ten"}]}}}`},
+		{"bad date", func(c *Client) error { _, err := c.Invoice(context.Background(), "1"); return err },
+			`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A","DocumentDate":"/Date(abc)/"}]}}`},
+		{"release without status", func(c *Client) error {
+			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "1", FiscalYear: "2026"}, "")
+			return err
+		}, `{"d":{"Release":{"SupplierInvoice":"1"}}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, respond(200, tt.body))
+			err := tt.call(f.client(Options{}))
+			var up *erp.UpstreamError
+			if !errors.As(err, &up) {
+				t.Fatalf("got %v, want an UpstreamError", err)
+			}
+			if up.Status != 200 || up.Text != "malformed response" || up.Transient || up.Timeout || up.Err == nil {
+				t.Errorf("got status %d text %q transient %v timeout %v err %v, want 200 \"malformed response\", not transient, Err set",
+					up.Status, up.Text, up.Transient, up.Timeout, up.Err)
+			}
+		})
+	}
+}
+
+func TestConnectionReset(t *testing.T) {
+	hijack := func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			t.Errorf("hijack: %v", err)
+			return
+		}
+		conn.Close()
+	}
+	for _, write := range []bool{false, true} {
+		f := newFake(t, hijack)
+		c := f.client(Options{})
+		var err error
+		if write {
+			_, err = c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap"})
+		} else {
+			_, err = c.Supplier(context.Background(), "100042")
+		}
+		var up *erp.UpstreamError
+		if !errors.As(err, &up) {
+			t.Fatalf("write=%v: got %v, want an UpstreamError", write, err)
+		}
+		if up.Status != 0 || !up.Transient || up.Timeout || up.Err == nil || up.Write != write {
+			t.Errorf("write=%v: got status %d transient %v timeout %v err %v write %v, want 0, transient, Err set",
+				write, up.Status, up.Transient, up.Timeout, up.Err, up.Write)
+		}
+	}
+}
+
+func TestConnectionRefused(t *testing.T) {
+	f := newFake(t, respond(200, `{}`))
+	c := f.client(Options{})
+	f.srv.Close()
+	_, err := c.Supplier(context.Background(), "100042")
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || up.Status != 0 || !up.Transient || up.Err == nil || up.Timeout {
+		t.Fatalf("got %#v, want a transient network UpstreamError", err)
+	}
+}
+
+// hang blocks until the client goes away.
+func hang(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() }
+
+func TestAttemptTimeout(t *testing.T) {
+	tests := []struct {
+		name      string
+		call      func(context.Context, *Client) error
+		write     bool
+		transient bool
+	}{
+		{"read", func(ctx context.Context, c *Client) error { _, err := c.Supplier(ctx, "100042"); return err }, false, true},
+		{"write", func(ctx context.Context, c *Client) error {
+			_, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "k")
+			return err
+		}, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, hang)
+			c := f.client(Options{Runner: retry.New(retry.Policy{AttemptTimeout: 50 * time.Millisecond}, nil)})
+			start := time.Now()
+			err := tt.call(context.Background(), c)
+			if d := time.Since(start); d > 2*time.Second {
+				t.Errorf("took %v, want about the attempt timeout", d)
+			}
+			var up *erp.UpstreamError
+			if !errors.As(err, &up) {
+				t.Fatalf("got %v, want an UpstreamError", err)
+			}
+			if !up.Timeout || up.Transient != tt.transient || up.Write != tt.write || up.Status != 0 {
+				t.Errorf("got timeout %v transient %v write %v status %d, want timeout, transient %v, write %v, status 0",
+					up.Timeout, up.Transient, up.Write, up.Status, tt.transient, tt.write)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("got %v, want it to wrap context.DeadlineExceeded", err)
+			}
+			if got := retry.Result(err); got != "timeout" {
+				t.Errorf("retry.Result: got %q, want timeout", got)
+			}
+		})
+	}
+}
+
+func TestCallerCanceled(t *testing.T) {
+	f := newFake(t, hang)
+	c := f.client(Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err := c.Supplier(ctx, "100042")
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want an UpstreamError wrapping context.Canceled", err)
+	}
+	if up.Timeout || up.Transient {
+		t.Errorf("got timeout %v transient %v, want neither", up.Timeout, up.Transient)
+	}
+
+	// Canceled before the write: nothing is sent.
+	ctx, cancel = context.WithCancel(context.Background())
+	cancel()
+	_, err = c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102"})
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &up) {
+		t.Fatalf("got %v, want an UpstreamError wrapping context.Canceled", err)
+	}
+}
+
+func TestBodyCap(t *testing.T) {
+	big := `{"d":{"Supplier":"1","SupplierName":"` + strings.Repeat("x", maxBody) + `"}}`
+	f := newFake(t, respond(200, big))
+	_, err := f.client(Options{}).Supplier(context.Background(), "1")
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || up.Text != "malformed response" || up.Status != 200 {
+		t.Fatalf("got %v, want a malformed-response UpstreamError", err)
+	}
+}

@@ -1,0 +1,129 @@
+package sap
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"slices"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
+)
+
+const invoiceExpand = "to_SuplrInvcItemPurOrdRef"
+
+// Invoice returns the supplier invoice with its purchase order references,
+// or a *erp.NotFoundError. It filters by id, so the fiscal year need not be
+// known; should the id exist in several fiscal years, the latest wins.
+func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
+	r := request{
+		call:   retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "read invoice"},
+		method: http.MethodGet,
+		url: c.url(erp.ServiceSupplierInvoice, "A_SupplierInvoice",
+			param{"$filter", "SupplierInvoice eq " + literal(id)},
+			param{"$expand", invoiceExpand}),
+		keys: map[string]string{"invoice_id": id},
+	}
+	list, err := fetchList(ctx, c, r, wireInvoice.toDomain)
+	if err != nil {
+		return erp.Invoice{}, err
+	}
+	if len(list) == 0 {
+		return erp.Invoice{}, &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id}
+	}
+	return slices.MaxFunc(list, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
+}
+
+// InvoicesBySupplierRef returns the invoices the supplier sent under its own
+// invoice number supplierRef; an empty slice when there are none.
+func (c *Client) InvoicesBySupplierRef(ctx context.Context, supplierID, supplierRef string) ([]erp.Invoice, error) {
+	r := request{
+		call:   retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "read invoices by supplier reference"},
+		method: http.MethodGet,
+		url: c.url(erp.ServiceSupplierInvoice, "A_SupplierInvoice",
+			param{"$filter", "InvoicingParty eq " + literal(supplierID) +
+				" and SupplierInvoiceIDByInvcgParty eq " + literal(supplierRef)},
+			param{"$expand", invoiceExpand}),
+		keys: map[string]string{"supplier_id": supplierID},
+	}
+	return fetchList(ctx, c, r, wireInvoice.toDomain)
+}
+
+// PostInvoice releases the parked invoice with the Release function import.
+// The invoice's ID and FiscalYear are used; without a fiscal year the
+// invoice is read first to learn it. A non-empty idempotencyKey is sent as
+// a Repeatability-Request-ID derived from it, so that a repeated call is
+// answered with the first call's result. Warnings from the sap-message
+// header come back in Posting.Messages.
+func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKey string) (erp.Posting, error) {
+	fy, err := c.fiscalYear(ctx, inv.ID, inv.FiscalYear)
+	if err != nil {
+		return erp.Posting{}, err
+	}
+	const op = "release invoice"
+	r := request{
+		call:   retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true},
+		method: http.MethodPost,
+		url: c.url(erp.ServiceSupplierInvoice, "Release",
+			param{"SupplierInvoice", literal(inv.ID)},
+			param{"FiscalYear", literal(fy)}),
+		header:   repeatabilityHeader(op, idempotencyKey),
+		keys:     map[string]string{"invoice_id": inv.ID},
+		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: inv.ID},
+	}
+	var w wireRelease
+	rep, err := c.write(ctx, r, func(_ http.Header, body []byte) error {
+		var err error
+		w, err = decodeRelease(body)
+		return err
+	})
+	if err != nil {
+		return erp.Posting{}, err
+	}
+	msgs, err := ParseMessages(rep.header.Get("sap-message"))
+	if err != nil {
+		// The invoice is posted; an unreadable warning must not turn that
+		// into a failure.
+		c.log.WarnContext(ctx, "sap: unreadable sap-message header", "operation", op, "error", err)
+	}
+	st, _ := invoiceStatus(w.SupplierInvoiceStatus) // checked by decodeRelease
+	p := erp.Posting{
+		InvoiceID:    cmp.Or(w.SupplierInvoice, inv.ID),
+		FiscalYear:   cmp.Or(w.FiscalYear, fy),
+		Status:       st,
+		PostedAt:     w.PostingDate.Time,
+		PaymentBlock: w.PaymentBlockingReason,
+		Messages:     msgs,
+	}
+	return p, nil
+}
+
+// fiscalYear returns fy, or reads the invoice to learn it when empty.
+func (c *Client) fiscalYear(ctx context.Context, invoiceID, fy string) (string, error) {
+	if fy != "" {
+		return fy, nil
+	}
+	inv, err := c.Invoice(ctx, invoiceID)
+	if err != nil {
+		return "", err
+	}
+	return inv.FiscalYear, nil
+}
+
+// repeatabilityHeader carries the idempotency key as SAP's
+// Repeatability-Request-ID. SAP limits the id's length and the key is the
+// caller's, so the id is a digest of the operation and the key: 32 hex
+// characters, the same for every repetition of the same call.
+func repeatabilityHeader(op, key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"Repeatability-Request-Id": {repeatabilityID(op, key)}}
+}
+
+func repeatabilityID(op, key string) string {
+	sum := sha256.Sum256([]byte(op + "\x00" + key))
+	return hex.EncodeToString(sum[:16])
+}

@@ -1,0 +1,186 @@
+package sap
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/erpgate/erpgate/erp"
+)
+
+// servicePaths maps each service to its OData service name.
+var servicePaths = map[erp.Service]string{
+	erp.ServiceSupplierInvoice:  "API_SUPPLIERINVOICE_PROCESS_SRV",
+	erp.ServicePurchaseOrder:    "API_PURCHASEORDER_PROCESS_SRV",
+	erp.ServiceMaterialDocument: "API_MATERIAL_DOCUMENT_SRV",
+	erp.ServiceBusinessPartner:  "API_BUSINESS_PARTNER",
+	erp.ServiceProcess:          "ZERPGATE_PROCESS_SRV",
+}
+
+// param is one query parameter; order is kept so URLs are predictable.
+type param struct{ name, value string }
+
+// serviceRoot is the service document URL path, with a trailing slash.
+func (c *Client) serviceRoot(svc erp.Service) string {
+	return c.base + "/sap/opu/odata/sap/" + servicePaths[svc] + "/"
+}
+
+// url builds the URL of resource (already escaped, see entityKey) in the
+// service with the query parameters, whose values are escaped here.
+func (c *Client) url(svc erp.Service, resource string, params ...param) string {
+	var b strings.Builder
+	b.WriteString(c.serviceRoot(svc))
+	b.WriteString(resource)
+	if c.sapClient != "" {
+		params = append(params, param{"sap-client", c.sapClient})
+	}
+	for i, p := range params {
+		if i == 0 {
+			b.WriteByte('?')
+		} else {
+			b.WriteByte('&')
+		}
+		b.WriteString(escape(p.name, true))
+		b.WriteByte('=')
+		b.WriteString(escape(p.value, false))
+	}
+	return b.String()
+}
+
+// entityKey is the escaped path segment Set('key').
+func entityKey(set, key string) string {
+	return set + "('" + escape(quoteString(key), false) + "')"
+}
+
+// literal is an OData string literal: the value in single quotes, with
+// single quotes inside doubled.
+func literal(s string) string {
+	return "'" + quoteString(s) + "'"
+}
+
+func quoteString(s string) string {
+	return strings.ReplaceAll(s, "'", "''")
+}
+
+// escape percent-encodes every byte but the unreserved ones, so a value can
+// never end a path segment, a parameter or the query. Spaces become %20,
+// not '+', which OData servers do not all read as a space. keepDollar keeps
+// the '$' of system query option names readable.
+func escape(s string, keepDollar bool) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9',
+			ch == '-', ch == '_', ch == '.', ch == '~', ch == '$' && keepDollar:
+			b.WriteByte(ch)
+		default:
+			b.WriteByte('%')
+			b.WriteByte(hex[ch>>4])
+			b.WriteByte(hex[ch&15])
+		}
+	}
+	return b.String()
+}
+
+// decodeEntity reads {"d": {...}} into v.
+func decodeEntity(body []byte, v any) error {
+	var env struct {
+		D json.RawMessage `json:"d"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return err
+	}
+	d := bytes.TrimSpace(env.D)
+	if len(d) == 0 || d[0] != '{' {
+		return errors.New(`no entity in "d"`)
+	}
+	return json.Unmarshal(d, v)
+}
+
+// decodeList reads {"d": {"results": [...]}}, or the older {"d": [...]}.
+func decodeList[T any](body []byte) ([]T, error) {
+	var env struct {
+		D json.RawMessage `json:"d"`
+	}
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, err
+	}
+	d := bytes.TrimSpace(env.D)
+	var list []T
+	switch {
+	case len(d) > 0 && d[0] == '[':
+		if err := json.Unmarshal(d, &list); err != nil {
+			return nil, err
+		}
+	case len(d) > 0 && d[0] == '{':
+		var res struct {
+			Results *[]T `json:"results"`
+		}
+		if err := json.Unmarshal(d, &res); err != nil {
+			return nil, err
+		}
+		if res.Results == nil {
+			return nil, errors.New(`no "results" in "d"`)
+		}
+		list = *res.Results
+	default:
+		return nil, errors.New(`no list in "d"`)
+	}
+	if list == nil {
+		list = []T{}
+	}
+	return list, nil
+}
+
+// fetchEntity reads one entity with a GET and converts it; a conversion
+// failure is a malformed response.
+func fetchEntity[W, D any](ctx context.Context, c *Client, r request, conv func(W) (D, error)) (D, error) {
+	var v D
+	_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
+		var w W
+		if err := decodeEntity(body, &w); err != nil {
+			return err
+		}
+		d, err := conv(w)
+		if err != nil {
+			return err
+		}
+		v = d
+		return nil
+	})
+	return v, err
+}
+
+// fetchList reads an entity set with a GET and converts each entry; the
+// result is never nil on success.
+func fetchList[W, D any](ctx context.Context, c *Client, r request, conv func(W) (D, error)) ([]D, error) {
+	var v []D
+	_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
+		list, err := decodeList[W](body)
+		if err != nil {
+			return err
+		}
+		out := make([]D, 0, len(list))
+		for _, w := range list {
+			d, err := conv(w)
+			if err != nil {
+				return err
+			}
+			out = append(out, d)
+		}
+		v = out
+		return nil
+	})
+	return v, err
+}
+
+// missing reports a required field the ERP left empty.
+func missing(field string) error {
+	return fmt.Errorf("%s is empty", field)
+}

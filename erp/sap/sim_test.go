@@ -1,0 +1,466 @@
+package sap
+
+import (
+	"context"
+	"errors"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// newSim starts the simulator seeded with the golden set and returns it
+// with a Client for it.
+func newSim(t *testing.T, opts sim.Options, policy retry.Policy) (*sim.Server, *Client) {
+	t.Helper()
+	s := sim.New(opts)
+	srv := httptest.NewServer(s)
+	t.Cleanup(srv.Close)
+	if policy.AttemptTimeout == 0 {
+		policy.AttemptTimeout = 5 * time.Second
+	}
+	c, err := New(srv.URL, Options{Runner: retry.New(policy, nil)})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	return s, c
+}
+
+func TestSimInvoices(t *testing.T) {
+	_, c := newSim(t, sim.Options{}, retry.Policy{})
+	tests := []struct {
+		id, fy, supplier, ref string
+		posting               time.Time
+		status                erp.InvoiceStatus
+		gross                 string
+		po, item, qty, amount string
+	}{
+		{"5105600100", "2026", "100043", "INV-88120", day(2026, 10, 5), erp.InvoicePosted, "1190", "4500018860", "10", "10", "1190"},
+		{"5105600101", "2026", "100042", "ACME-2026-0412", day(2026, 11, 24), erp.InvoiceParked, "1000", "4500018822", "10", "10", "1000"},
+		{"5105600102", "2026", "100042", "ACME-2026-0419", day(2026, 11, 24), erp.InvoiceParked, "13500", "4500018823", "10", "100", "13500"},
+		{"5105600103", "2026", "100042", "ACME-2026-0420", day(2026, 11, 24), erp.InvoiceParked, "1000", "4500019822", "10", "10", "1000"},
+		{"5105600104", "2026", "100999", "GX-7781", day(2026, 11, 24), erp.InvoiceParked, "1000", "4500018822", "10", "10", "1000"},
+		{"5105600105", "2026", "100042", "ACME-2026-0421", day(2026, 11, 24), erp.InvoiceParked, "1000", "4500018822", "20", "5", "1000"},
+		{"5105600106", "2026", "100043", "NW-55102", day(2026, 11, 24), erp.InvoiceParked, "800", "4500018830", "10", "1", "800"},
+		{"5105600107", "2026", "100043", "INV-88120", day(2026, 11, 24), erp.InvoiceParked, "1190", "4500018860", "10", "10", "1190"},
+		{"5105600108", "2026", "100043", "NW-55230", day(2026, 11, 25), erp.InvoiceParked, "250000", "4500018840", "10", "1", "250000"},
+		{"5105600109", "2025", "100042", "ACME-2025-1299", day(2025, 12, 30), erp.InvoiceParked, "600", "4500018850", "10", "5", "600"},
+	}
+	for _, tt := range tests {
+		inv, err := c.Invoice(context.Background(), tt.id)
+		if err != nil {
+			t.Errorf("Invoice(%s): got error %v, want nil", tt.id, err)
+			continue
+		}
+		got := []any{inv.FiscalYear, inv.SupplierID, inv.SupplierRef, inv.PostingDate.Format(time.DateOnly), inv.Status,
+			inv.GrossAmount.String(), inv.Currency, inv.CompanyCode, len(inv.Lines)}
+		want := []any{tt.fy, tt.supplier, tt.ref, tt.posting.Format(time.DateOnly), tt.status, tt.gross, "EUR", "1010", 1}
+		same(t, "invoice "+tt.id, got, want)
+		if len(inv.Lines) == 1 {
+			l := inv.Lines[0]
+			same(t, "line of "+tt.id, []string{l.POID, l.POItem, l.Quantity.String(), l.Amount.String()},
+				[]string{tt.po, tt.item, tt.qty, tt.amount})
+		}
+	}
+
+	_, err := c.Invoice(context.Background(), "5105600199")
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice {
+		t.Errorf("Invoice(5105600199): got %v, want NotFoundError invoice", err)
+	}
+
+	dups, err := c.InvoicesBySupplierRef(context.Background(), "100043", "INV-88120")
+	if err != nil {
+		t.Fatalf("InvoicesBySupplierRef: %v", err)
+	}
+	var ids []string
+	for _, d := range dups {
+		ids = append(ids, d.ID)
+	}
+	slices.Sort(ids)
+	if want := []string{"5105600100", "5105600107"}; !slices.Equal(ids, want) {
+		t.Errorf("InvoicesBySupplierRef: got %q, want %q", ids, want)
+	}
+}
+
+func TestSimPurchaseOrders(t *testing.T) {
+	_, c := newSim(t, sim.Options{}, retry.Policy{})
+	tests := []struct {
+		id, supplier, deletion string
+		items                  [][4]string // item, quantity, net price, text
+		closed                 bool        // item 10
+	}{
+		{"4500018822", "100042", "", [][4]string{{"10", "10", "100", "Steel bolts M8"}, {"20", "5", "200", "Hex nuts M8"}}, false},
+		{"4500018823", "100042", "", [][4]string{{"10", "100", "125", "Hydraulic pump HP-20"}}, false},
+		{"4500018830", "100043", "", [][4]string{{"10", "1", "800", "Pallet transport"}}, true},
+		{"4500018831", "100043", "L", [][4]string{{"10", "1", "300", "Cancelled freight"}}, true},
+		{"4500018840", "100043", "", [][4]string{{"10", "1", "250000", "Warehouse racking system"}}, false},
+		{"4500018850", "100042", "", [][4]string{{"10", "5", "120", "Safety gloves"}}, false},
+		{"4500018860", "100043", "", [][4]string{{"10", "10", "119", "Freight Hamburg-Munich"}}, false},
+	}
+	for _, tt := range tests {
+		po, err := c.PurchaseOrder(context.Background(), tt.id)
+		if err != nil {
+			t.Errorf("PurchaseOrder(%s): got error %v, want nil", tt.id, err)
+			continue
+		}
+		if po.SupplierID != tt.supplier || po.DeletionCode != tt.deletion || po.Currency != "EUR" {
+			t.Errorf("PO %s: got supplier %q deletion %q currency %q, want %q %q EUR", tt.id, po.SupplierID, po.DeletionCode, po.Currency, tt.supplier, tt.deletion)
+		}
+		var items [][4]string
+		for _, it := range po.Items {
+			items = append(items, [4]string{it.Item, it.Quantity.String(), it.UnitPrice().String(), it.Text})
+		}
+		same(t, "items of "+tt.id, items, tt.items)
+		if it, ok := po.Item("10"); !ok {
+			t.Errorf("PO %s: no item 10", tt.id)
+		} else if closed, _ := it.Closed(); closed != tt.closed {
+			t.Errorf("PO %s item 10 closed: got %v, want %v", tt.id, closed, tt.closed)
+		}
+	}
+	_, err := c.PurchaseOrder(context.Background(), "4500019822")
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityPurchaseOrder || nf.ID != "4500019822" {
+		t.Errorf("PurchaseOrder(4500019822): got %v, want NotFoundError purchase_order", err)
+	}
+}
+
+func TestSimGoodsReceipts(t *testing.T) {
+	_, c := newSim(t, sim.Options{}, retry.Policy{})
+	tests := []struct {
+		po, item string
+		want     []string // quantities
+	}{
+		{"4500018822", "10", []string{"10"}},
+		{"4500018822", "20", nil},
+		{"4500018823", "10", []string{"100"}},
+		{"4500018830", "10", []string{"1"}},
+		{"4500018840", "10", []string{"1"}},
+		{"4500018850", "10", []string{"5"}},
+		{"4500018860", "10", []string{"10"}},
+		{"4500018822", "00010", []string{"10"}},
+	}
+	for _, tt := range tests {
+		grs, err := c.GoodsReceipts(context.Background(), tt.po, tt.item)
+		if err != nil {
+			t.Errorf("GoodsReceipts(%s/%s): got error %v, want nil", tt.po, tt.item, err)
+			continue
+		}
+		var qty []string
+		for _, g := range grs {
+			qty = append(qty, g.Quantity.String())
+			if g.POID != tt.po || g.Year != "2026" || !strings.HasPrefix(g.MaterialDocument, "49000001") {
+				t.Errorf("GR %+v: want PO %s, year 2026, document 49000001xx", g, tt.po)
+			}
+		}
+		if !slices.Equal(qty, tt.want) {
+			t.Errorf("GoodsReceipts(%s/%s): got quantities %q, want %q", tt.po, tt.item, qty, tt.want)
+		}
+	}
+}
+
+func TestSimSuppliers(t *testing.T) {
+	_, c := newSim(t, sim.Options{}, retry.Policy{})
+	tests := []erp.Supplier{
+		{ID: "100042", Name: "Acme Industrial Supplies GmbH", Country: "DE"},
+		{ID: "100043", Name: "Nordwind Logistik AG", Country: "DE"},
+		{ID: "100044", Name: "Acme Office Furniture Ltd", Country: "GB"},
+		{ID: "100050", Name: "Baltic Trading OÜ", Country: "EE", PostingBlocked: true},
+	}
+	for _, want := range tests {
+		got, err := c.Supplier(context.Background(), want.ID)
+		if err != nil {
+			t.Errorf("Supplier(%s): got error %v, want nil", want.ID, err)
+			continue
+		}
+		same(t, "supplier "+want.ID, got, want)
+	}
+	_, err := c.Supplier(context.Background(), "100999")
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntitySupplier {
+		t.Errorf("Supplier(100999): got %v, want NotFoundError supplier", err)
+	}
+
+	for _, q := range []string{"acme", "ACME"} {
+		found, err := c.SearchSuppliers(context.Background(), q, 10)
+		if err != nil {
+			t.Fatalf("SearchSuppliers(%q): %v", q, err)
+		}
+		var ids []string
+		for _, s := range found {
+			ids = append(ids, s.ID)
+		}
+		slices.Sort(ids)
+		if want := []string{"100042", "100044"}; !slices.Equal(ids, want) {
+			t.Errorf("SearchSuppliers(%q): got %q, want %q", q, ids, want)
+		}
+	}
+	one, err := c.SearchSuppliers(context.Background(), "acme", 1)
+	if err != nil || len(one) != 1 {
+		t.Errorf("SearchSuppliers limit 1: got %d, %v, want 1 supplier", len(one), err)
+	}
+	none, err := c.SearchSuppliers(context.Background(), "no such name", 10)
+	if err != nil || none == nil || len(none) != 0 {
+		t.Errorf("SearchSuppliers no match: got %#v, %v, want an empty slice", none, err)
+	}
+	quote, err := c.SearchSuppliers(context.Background(), "O'Brien", 10)
+	if err != nil || len(quote) != 0 {
+		t.Errorf("SearchSuppliers with a quote: got %v, %v, want no suppliers and no error", quote, err)
+	}
+}
+
+func TestSimRelease(t *testing.T) {
+	s, c := newSim(t, sim.Options{}, retry.Policy{})
+	ctx := context.Background()
+	post := func(id, fy, key string) (erp.Posting, error) {
+		return c.PostInvoice(ctx, erp.Invoice{ID: id, FiscalYear: fy}, key)
+	}
+
+	p, err := post("5105600101", "2026", "post-101")
+	if err != nil {
+		t.Fatalf("release 5105600101: got %v, want nil", err)
+	}
+	if p.Status != erp.InvoicePosted || p.PaymentBlock != "" || len(p.Messages) != 0 || p.InvoiceID != "5105600101" {
+		t.Errorf("release 5105600101: got %+v, want posted without block or messages", p)
+	}
+	// The same key replays the first answer without posting again.
+	again, err := post("5105600101", "2026", "post-101")
+	if err != nil || again.Status != erp.InvoicePosted {
+		t.Errorf("repeated release: got %+v, %v, want the first answer", again, err)
+	}
+	if n := len(s.Ledger().Postings); n != 1 {
+		t.Errorf("postings after a repeated release: got %d, want 1", n)
+	}
+	if inv, err := c.Invoice(ctx, "5105600101"); err != nil || inv.Status != erp.InvoicePosted {
+		t.Errorf("invoice after release: got %v, %v, want posted", inv.Status, err)
+	}
+
+	p, err = post("5105600102", "", "")
+	if err != nil {
+		t.Fatalf("release 5105600102: got %v, want nil", err)
+	}
+	if p.PaymentBlock != "R" || !slices.Contains(p.Messages, erp.Message{ID: "M8/082", Severity: "warning"}) || p.FiscalYear != "2026" {
+		t.Errorf("release 5105600102: got %+v, want block R and warning M8/082", p)
+	}
+
+	failures := []struct {
+		id, fy string
+		status int
+		msg    string
+	}{
+		{"5105600101", "2026", 400, "ZERPGATE/030"},
+		{"5105600109", "2025", 400, "F5/201"},
+		{"5105600107", "2026", 400, "M8/108"},
+		{"5105600106", "2026", 400, "06/020"},
+		{"5105600105", "2026", 400, "M8/081"},
+	}
+	for _, tt := range failures {
+		_, err := post(tt.id, tt.fy, "")
+		var up *erp.UpstreamError
+		if !errors.As(err, &up) {
+			t.Errorf("release %s: got %v, want an UpstreamError", tt.id, err)
+			continue
+		}
+		if up.Status != tt.status || len(up.MessageIDs) == 0 || up.MessageIDs[0] != tt.msg || up.Transient || !up.Write {
+			t.Errorf("release %s: got status %d ids %q transient %v, want %d [%s ...] not transient", tt.id, up.Status, up.MessageIDs, up.Transient, tt.status, tt.msg)
+		}
+		if up.Keys["invoice_id"] != tt.id {
+			t.Errorf("release %s: got keys %v, want invoice_id", tt.id, up.Keys)
+		}
+	}
+
+	_, err = post("5105600199", "2026", "")
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice || nf.ID != "5105600199" {
+		t.Errorf("release of an unknown invoice: got %v, want NotFoundError invoice", err)
+	}
+}
+
+func TestSimEnvelopeForms(t *testing.T) {
+	for _, form := range []string{sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4} {
+		t.Run(form, func(t *testing.T) {
+			_, c := newSim(t, sim.Options{Envelope: form}, retry.Policy{})
+			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600107", FiscalYear: "2026"}, "")
+			var up *erp.UpstreamError
+			if !errors.As(err, &up) || !up.HasMessage("M8/108") || up.MessageIDs[0] != "M8/108" || up.Text == "" {
+				t.Fatalf("got %v, want an UpstreamError with M8/108 first and a text", err)
+			}
+			noUpstreamText(t, up)
+		})
+	}
+}
+
+func TestSimApprovals(t *testing.T) {
+	s, c := newSim(t, sim.Options{}, retry.Policy{})
+	ctx := context.Background()
+
+	auto, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600101", FiscalYear: "2026", ProposedAction: "post",
+		Justification: "matched", Amount: dec("1000.00"), Currency: "EUR", IdempotencyKey: "appr-101"})
+	if err != nil {
+		t.Fatalf("RequestApproval 5105600101: %v", err)
+	}
+	if auto.Status != erp.ApprovalApproved || auto.Approver != "auto" || auto.ID == "" || auto.InvoiceID != "5105600101" || auto.RequestedAt.IsZero() {
+		t.Errorf("auto approval: got %+v, want APPROVED by auto", auto)
+	}
+	repeat, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600101", FiscalYear: "2026", ProposedAction: "post",
+		Justification: "matched", Amount: dec("1000.00"), Currency: "EUR", IdempotencyKey: "appr-101"})
+	if err != nil || repeat.ID != auto.ID {
+		t.Errorf("repeated request: got %+v, %v, want approval %s again", repeat, err, auto.ID)
+	}
+
+	pending, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600102", ProposedAction: "post",
+		Justification: "price increase agreed", Amount: dec("13500.00"), Currency: "EUR"})
+	if err != nil {
+		t.Fatalf("RequestApproval 5105600102: %v", err)
+	}
+	if pending.Status != erp.ApprovalPending || pending.Approver != "ap_manager" || !pending.Amount.Equal(dec("13500")) || !pending.DecidedAt.IsZero() {
+		t.Errorf("pending approval: got %+v, want PENDING for ap_manager", pending)
+	}
+	if n := len(s.Ledger().Approvals); n != 2 {
+		t.Errorf("approvals in the ledger: got %d, want 2", n)
+	}
+
+	read, err := c.Approval(ctx, pending.ID)
+	if err != nil || read.Status != erp.ApprovalPending || read.InvoiceID != "5105600102" {
+		t.Errorf("Approval(%s): got %+v, %v, want pending for 5105600102", pending.ID, read, err)
+	}
+	if err := s.Decide(pending.ID, "approve", "jane"); err != nil {
+		t.Fatalf("Decide: %v", err)
+	}
+	read, err = c.Approval(ctx, pending.ID)
+	if err != nil || read.Status != erp.ApprovalApproved || read.DecidedAt.IsZero() {
+		t.Errorf("decided approval: got %+v, %v, want approved with a decision time", read, err)
+	}
+
+	_, err = c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600108", FiscalYear: "2026", ProposedAction: "post",
+		Amount: dec("250000.00"), Currency: "EUR"})
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || up.Status != 400 || !up.HasMessage("ZERPGATE/010") || up.Keys["invoice_id"] != "5105600108" {
+		t.Errorf("approval above every band: got %v, want 400 ZERPGATE/010", err)
+	}
+	_, err = c.Approval(ctx, "A9999999")
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityApproval {
+		t.Errorf("Approval(A9999999): got %v, want NotFoundError approval", err)
+	}
+	_, err = c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600199", FiscalYear: "2026", Amount: dec("1"), Currency: "EUR"})
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice {
+		t.Errorf("approval for an unknown invoice: got %v, want NotFoundError invoice", err)
+	}
+}
+
+func TestSimHoldAndHandover(t *testing.T) {
+	s, c := newSim(t, sim.Options{}, retry.Policy{})
+	ctx := context.Background()
+	recheck := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	req := erp.HoldRequest{InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck, IdempotencyKey: "hold-105"}
+	h, err := c.HoldInvoice(ctx, req)
+	if err != nil {
+		t.Fatalf("HoldInvoice: %v", err)
+	}
+	if h.ID == "" || h.InvoiceID != "5105600105" || h.Status != erp.InvoiceHeld || !h.RecheckAt.Equal(recheck) || h.Reason != "gr_missing" {
+		t.Errorf("hold: got %+v, want held until %v", h, recheck)
+	}
+	if again, err := c.HoldInvoice(ctx, req); err != nil || again.ID != h.ID {
+		t.Errorf("repeated hold: got %+v, %v, want hold %s again", again, err, h.ID)
+	}
+	if n := len(s.Ledger().Holds); n != 1 {
+		t.Errorf("holds in the ledger: got %d, want 1", n)
+	}
+	inv, err := c.Invoice(ctx, "5105600105")
+	if err != nil || inv.Status != erp.InvoiceHeld || inv.PaymentBlock != "H" {
+		t.Errorf("held invoice: got %v block %q, %v, want held with block H", inv.Status, inv.PaymentBlock, err)
+	}
+	_, err = c.HoldInvoice(ctx, erp.HoldRequest{InvoiceID: "5105600199", FiscalYear: "2026", Reason: "x", RecheckAt: recheck})
+	var nf *erp.NotFoundError
+	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice {
+		t.Errorf("hold of an unknown invoice: got %v, want NotFoundError invoice", err)
+	}
+
+	ho, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team", Code: "TOLERANCE_EXCEEDED",
+		Summary: "8 % over the PO price", Evidence: []string{"PO 4500018823 item 10 at 125.00", "invoice at 135.00"}, IdempotencyKey: "ho-102"})
+	if err != nil {
+		t.Fatalf("HandOver: %v", err)
+	}
+	if ho.ID == "" || ho.Status != "QUEUED" || ho.Queue != "ap_team" || ho.InvoiceID != "5105600102" || ho.CreatedAt.IsZero() {
+		t.Errorf("handover: got %+v, want QUEUED in ap_team", ho)
+	}
+	l := s.Ledger()
+	if len(l.Handovers) != 1 || len(l.Handovers[0].Evidence) != 2 || l.Handovers[0].Code != "TOLERANCE_EXCEEDED" {
+		t.Errorf("handover ledger: got %+v, want one handover with two pieces of evidence", l.Handovers)
+	}
+}
+
+func TestSimCSRFExpiry(t *testing.T) {
+	s, c := newSim(t, sim.Options{}, retry.Policy{})
+	ctx := context.Background()
+	if _, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"}); err != nil {
+		t.Fatalf("first handover: %v", err)
+	}
+	s.ExpireTokens()
+	if _, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"}); err != nil {
+		t.Fatalf("handover after token expiry: got %v, want nil", err)
+	}
+	if n := len(s.Ledger().Handovers); n != 2 {
+		t.Errorf("handovers: got %d, want 2", n)
+	}
+}
+
+func TestSimFaults(t *testing.T) {
+	tests := []struct {
+		name      string
+		rule      sim.FaultRule
+		transient bool
+		timeout   bool
+		status    int
+	}{
+		{"503", sim.FaultRule{Kind: sim.FaultStatus, Status: 503, RetryAfterS: 2}, true, false, 503},
+		{"429", sim.FaultRule{Kind: sim.FaultStatus, Status: 429}, true, false, 429},
+		{"502", sim.FaultRule{Kind: sim.FaultStatus, Status: 502}, true, false, 502},
+		{"504", sim.FaultRule{Kind: sim.FaultStatus, Status: 504}, true, false, 504},
+		{"html 500", sim.FaultRule{Kind: sim.FaultHTML500}, true, false, 500},
+		{"malformed", sim.FaultRule{Kind: sim.FaultMalformed}, false, false, 200},
+		{"reset", sim.FaultRule{Kind: sim.FaultReset}, true, false, 0},
+		{"hang", sim.FaultRule{Kind: sim.FaultHang, DelayMS: 5000}, true, true, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.rule.Service = erp.ServiceBusinessPartner
+			_, c := newSim(t, sim.Options{Faults: []sim.FaultRule{tt.rule}}, retry.Policy{AttemptTimeout: 200 * time.Millisecond})
+			_, err := c.Supplier(context.Background(), "100042")
+			var up *erp.UpstreamError
+			if !errors.As(err, &up) {
+				t.Fatalf("got %v, want an UpstreamError", err)
+			}
+			if up.Transient != tt.transient || up.Timeout != tt.timeout || up.Status != tt.status {
+				t.Errorf("got status %d transient %v timeout %v, want %d %v %v", up.Status, up.Transient, up.Timeout, tt.status, tt.transient, tt.timeout)
+			}
+			if tt.status == 503 && up.RetryAfter != 2*time.Second {
+				t.Errorf("retry after: got %v, want 2s", up.RetryAfter)
+			}
+			if tt.status == 429 && up.RetryAfter <= 0 {
+				t.Errorf("retry after: got %v, want a positive hint", up.RetryAfter)
+			}
+			// The fault is spent: the next read succeeds.
+			if _, err := c.Supplier(context.Background(), "100042"); err != nil {
+				t.Errorf("read after the fault: got %v, want nil", err)
+			}
+		})
+	}
+}
+
+func TestSimWriteTimeoutIsNotTransient(t *testing.T) {
+	// The simulator holds a hanging write for the whole delay, so keep it short.
+	rule := sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultHang, DelayMS: 600}
+	_, c := newSim(t, sim.Options{Faults: []sim.FaultRule{rule}}, retry.Policy{AttemptTimeout: 200 * time.Millisecond})
+	_, err := c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"})
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || !up.Timeout || up.Transient || !up.Write {
+		t.Fatalf("got %v, want a timed-out, non-transient write", err)
+	}
+}

@@ -1,0 +1,180 @@
+package sap
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// maxBody caps how much of a response is read.
+const maxBody = 4 << 20
+
+// request is one OData call, possibly attempted more than once.
+type request struct {
+	call     retry.Call
+	method   string
+	url      string
+	body     []byte // JSON; nil for none
+	header   http.Header
+	cookies  []*http.Cookie    // sent by hand when the HTTP client has no jar
+	keys     map[string]string // the ids the call is about, for errors
+	notFound *erp.NotFoundError
+
+	// csrfRequired is set when the answer was 403 with X-CSRF-Token: Required.
+	csrfRequired *bool
+}
+
+// reply is what a successful attempt got back besides the decoded body.
+type reply struct {
+	status int
+	header http.Header
+}
+
+// decoder turns a 2xx body into the caller's value; an error makes the
+// answer a malformed response.
+type decoder func(header http.Header, body []byte) error
+
+// do runs one attempt of r through the runner.
+func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, error) {
+	var rep reply
+	err := c.runner.Do(ctx, r.call, func(actx context.Context) error {
+		var err error
+		rep, err = c.attempt(ctx, actx, r, decode)
+		return err
+	})
+	return rep, err
+}
+
+func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (reply, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	if err != nil {
+		return reply{}, r.upstream(0, func(up *erp.UpstreamError) {
+			up.Text = "cannot build request"
+			up.Err = err
+		})
+	}
+	req.Header.Set("Accept", "application/json")
+	if r.body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, vs := range r.header {
+		req.Header[k] = vs
+	}
+	if c.user != "" {
+		req.SetBasicAuth(c.user, c.password)
+	}
+	if c.http.Jar == nil {
+		for _, ck := range r.cookies {
+			req.AddCookie(ck)
+		}
+	}
+
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		up := r.transportError(ctx, actx, err)
+		c.logAttempt(ctx, r, 0, start, up)
+		return reply{}, up
+	}
+	data, err := readBody(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		var up *erp.UpstreamError
+		if errors.Is(err, errTooLarge) {
+			up = r.malformed(resp.StatusCode, err)
+		} else {
+			// The status line arrived but not the whole answer: for a write
+			// that means it may have been applied, as with a broken connection.
+			up = r.transportError(ctx, actx, err)
+		}
+		c.logAttempt(ctx, r, resp.StatusCode, start, up)
+		return reply{}, up
+	}
+
+	rep := reply{status: resp.StatusCode, header: resp.Header}
+	var out error
+	switch {
+	case resp.StatusCode >= 200 && resp.StatusCode < 300:
+		if decode != nil {
+			if err := decode(resp.Header, data); err != nil {
+				out = r.malformed(resp.StatusCode, err)
+			}
+		}
+	case resp.StatusCode == http.StatusNotFound && r.notFound != nil:
+		nf := *r.notFound
+		out = &nf
+	default:
+		if resp.StatusCode == http.StatusForbidden && strings.EqualFold(resp.Header.Get("X-CSRF-Token"), "Required") && r.csrfRequired != nil {
+			*r.csrfRequired = true
+		}
+		out = r.statusError(resp.StatusCode, resp.Header, data, time.Now())
+	}
+	c.logAttempt(ctx, r, resp.StatusCode, start, out)
+	return rep, out
+}
+
+var errTooLarge = fmt.Errorf("response larger than %d bytes", maxBody)
+
+func readBody(r io.Reader) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxBody+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxBody {
+		return nil, errTooLarge
+	}
+	return data, nil
+}
+
+func (c *Client) logAttempt(ctx context.Context, r request, status int, start time.Time, err error) {
+	attrs := []slog.Attr{
+		slog.String("service", string(r.call.Service)),
+		slog.String("operation", r.call.Operation),
+		slog.String("method", r.method),
+		slog.Int("status", status),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if err != nil {
+		attrs = append(attrs, slog.String("error", err.Error()))
+	}
+	c.log.LogAttrs(ctx, slog.LevelDebug, "sap attempt", attrs...)
+}
+
+// upstream returns an UpstreamError about r with the status, after applying
+// set to it.
+func (r request) upstream(status int, set func(*erp.UpstreamError)) *erp.UpstreamError {
+	up := &erp.UpstreamError{
+		Service:   r.call.Service,
+		Operation: r.call.Operation,
+		Write:     r.call.Write,
+		Status:    status,
+		Keys:      maps.Clone(r.keys),
+	}
+	if set != nil {
+		set(up)
+	}
+	return up
+}
+
+// malformed reports a 2xx answer that cannot be read. It is not transient:
+// the same answer would come again.
+func (r request) malformed(status int, err error) *erp.UpstreamError {
+	return r.upstream(status, func(up *erp.UpstreamError) {
+		up.Text = "malformed response"
+		up.Err = err
+	})
+}

@@ -1,0 +1,128 @@
+package sim_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp/sim"
+)
+
+func TestAdminEnvelope(t *testing.T) {
+	e := newEnv(t, sim.Options{Envelope: sim.EnvelopeV4})
+	steps := []struct {
+		method, path string
+		body         any
+		status       int
+		form         string
+	}{
+		{http.MethodGet, "/sim/admin/envelope", nil, 200, "v4"},
+		{http.MethodGet, "/sim/admin/envelope?form=v2", nil, 200, "v2"},
+		{http.MethodPost, "/sim/admin/envelope", map[string]string{"form": "v2detail"}, 200, "v2detail"},
+		{http.MethodPost, "/sim/admin/envelope", map[string]string{"form": "v3"}, 400, "v2detail"},
+		{http.MethodGet, "/sim/admin/envelope?form=xml", nil, 400, "v2detail"},
+	}
+	for _, s := range steps {
+		if r := e.do(s.method, s.path, s.body, nil); r.status != s.status {
+			t.Errorf("%s %s: got %d, want %d: %s", s.method, s.path, r.status, s.status, r.body)
+		}
+		if got := e.sim.Envelope(); got != s.form {
+			t.Errorf("%s %s: form got %q, want %q", s.method, s.path, got, s.form)
+		}
+	}
+	r := e.get(bpSrv + "/A_Supplier('100999')")
+	if !strings.Contains(string(r.body), `"errordetails":{"errordetail":[`) {
+		t.Errorf("v2detail body: got %s", r.body)
+	}
+	if err := e.sim.SetEnvelope("v5"); err == nil {
+		t.Errorf("SetEnvelope(v5): got nil error")
+	}
+}
+
+func TestAdminLedgerAndUnknown(t *testing.T) {
+	e := newEnv(t, sim.Options{})
+	e.release("5105600101", "2026", "led-1")
+	e.post(procSrv, "/ApprovalSet", approvalBody("5105600102", "2026", "13500.00"), "")
+	var l struct {
+		Postings []map[string]any `json:"postings"`
+		Holds    []map[string]any `json:"holds"`
+		Approval []map[string]any `json:"approvals"`
+	}
+	if err := json.Unmarshal(e.admin(http.MethodGet, "/sim/admin/ledger", nil).body, &l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Postings) != 1 || l.Postings[0]["invoice_id"] != "5105600101" || l.Postings[0]["repeatability_id"] != "led-1" || l.Postings[0]["posted_at"] == nil {
+		t.Errorf("ledger postings: got %v", l.Postings)
+	}
+	if l.Holds == nil || len(l.Approval) != 1 || l.Approval[0]["status"] != "PENDING" {
+		t.Errorf("ledger: got holds %v approvals %v", l.Holds, l.Approval)
+	}
+	if r := e.do(http.MethodGet, "/sim/admin/nothing", nil, nil); r.status != http.StatusNotFound {
+		t.Errorf("unknown admin path: got %d, want 404", r.status)
+	}
+	if r := e.do(http.MethodPost, "/sim/admin/approvals/A0000001/decision", "{", nil); r.status != http.StatusBadRequest {
+		t.Errorf("bad decision body: got %d, want 400", r.status)
+	}
+}
+
+func TestNewPanicsOnInvalidOptions(t *testing.T) {
+	for _, opts := range []sim.Options{
+		{Envelope: "json"},
+		{Faults: []sim.FaultRule{{Kind: "meltdown"}}},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("New(%+v): got no panic", opts)
+				}
+			}()
+			sim.New(opts)
+		}()
+	}
+}
+
+func TestStart(t *testing.T) {
+	s := sim.New(sim.Options{})
+	url, shutdown, err := s.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(url + supplierPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "Acme Industrial Supplies GmbH") {
+		t.Errorf("GET via Start: got %d %s", resp.StatusCode, body)
+	}
+
+	// A hanging request must not keep shutdown waiting.
+	if err := s.InjectFault(sim.FaultRule{Kind: sim.FaultHang, DelayMS: 30000}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(url + supplierPath)
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	for len(s.Faults()) != 0 {
+		time.Sleep(time.Millisecond) // bounded by the test timeout: wait until the hang has begun
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := shutdown(ctx); err != nil {
+		t.Errorf("shutdown: %v", err)
+	}
+	<-done
+	if _, _, err := s.Start("127.0.0.1:-1"); err == nil {
+		t.Errorf("Start on a bad address: got nil error")
+	}
+}

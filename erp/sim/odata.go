@@ -1,0 +1,452 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// maxBody bounds request bodies; the simulator's payloads are tiny.
+const maxBody = 1 << 20
+
+// serveOData answers every request under the gateway's service prefix.
+func (s *Server) serveOData(w http.ResponseWriter, r *http.Request) {
+	rest := strings.TrimPrefix(r.URL.Path, servicePrefix)
+	name, sub, _ := strings.Cut(rest, "/")
+	// Segment parameters such as ";v=0002" or ";o=LOCAL" select versions
+	// and systems; the simulator has one of each.
+	name, _, _ = strings.Cut(name, ";")
+	svc := s.services[strings.ToUpper(name)]
+	if svc == nil {
+		e := newError(http.StatusNotFound, "/IWFND/MED/170",
+			fmt.Sprintf("No service found for namespace '/SAP/', name '%s', version '0001'", name))
+		s.errorResponse(nil, e).write(w)
+		return
+	}
+	fetch := (r.Method == http.MethodGet || r.Method == http.MethodHead) && isServiceRoot(sub)
+	if rule, ok := s.takeFault(svc.id, fetch); ok {
+		s.log.Info("sim: injecting fault", "service", svc.id, "kind", rule.Kind, "method", r.Method, "path", r.URL.Path)
+		if s.injectFault(w, r, svc, sub, rule) {
+			return
+		}
+	}
+	resp := s.odata(r, svc, sub)
+	s.log.Debug("sim: odata", "method", r.Method, "path", r.URL.Path, "query", r.URL.RawQuery, "status", resp.status)
+	resp.write(w)
+}
+
+func isServiceRoot(sub string) bool { return sub == "" || sub == "/" }
+
+// odata computes the answer to one OData request under the lock.
+func (s *Server) odata(r *http.Request, svc *service, sub string) response {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/004", "Request body could not be read"))
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	base := scheme + "://" + r.Host + servicePrefix + svc.name + "/"
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch r.Method {
+	case http.MethodGet, http.MethodHead:
+		resp := s.read(r, svc, sub, base)
+		if strings.EqualFold(r.Header.Get("X-CSRF-Token"), "Fetch") {
+			s.issueToken(r, resp.header)
+		}
+		return resp
+	}
+	if !s.validToken(r) {
+		resp := s.errorResponse(svc, newError(http.StatusForbidden, "/IWFND/CM_CSRF/001", "CSRF token validation failed"))
+		resp.header.Set("X-CSRF-Token", "Required")
+		return resp
+	}
+	if r.Method != http.MethodPost {
+		return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003",
+			fmt.Sprintf("Method %s is not supported for this resource", r.Method)))
+	}
+	return s.write(svc, sub, writeRequest{
+		svc:             svc,
+		query:           r.URL.Query(),
+		body:            body,
+		base:            base,
+		repeatabilityID: r.Header.Get("Repeatability-Request-ID"),
+	})
+}
+
+// errorResponse renders e in the current envelope form; svc is nil outside
+// any service.
+func (s *Server) errorResponse(svc *service, e *apiError) response {
+	name, component := "", ""
+	if svc != nil {
+		name, component = svc.name, svc.component
+	}
+	s.formMu.RLock()
+	form := s.form
+	s.formMu.RUnlock()
+	return e.envelope(form, name, component, s.opts.Now())
+}
+
+// read answers GET requests: the service document, $metadata, entity sets,
+// single entities and navigation properties.
+func (s *Server) read(r *http.Request, svc *service, sub, base string) response {
+	segs, err := splitPath(sub)
+	if err != nil {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", err.Error()))
+	}
+	if len(segs) == 0 {
+		return jsonResponse(http.StatusOK, map[string]any{"d": map[string]any{"EntitySets": svc.setOrder}})
+	}
+	if len(segs) == 1 && segs[0] == "$metadata" {
+		return metadata(svc)
+	}
+	name, keyText, hasKey := cutSegment(segs[0])
+	set := svc.sets[name]
+	if set == nil {
+		if _, ok := svc.functions[name]; ok && len(segs) == 1 {
+			return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003",
+				fmt.Sprintf("Function import %s must be called with POST", name)))
+		}
+		return s.errorResponse(svc, resourceNotFound(segs[0], nil))
+	}
+	q := r.URL.Query()
+	expand, err := parseExpand(q.Get("$expand"), set)
+	if err != nil {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", err.Error()))
+	}
+	if !hasKey {
+		if len(segs) > 1 {
+			return s.errorResponse(svc, resourceNotFound(segs[1], nil))
+		}
+		return s.list(svc, set, set.rows(s.st), q, expand, base)
+	}
+	key, err := parseKey(keyText, set)
+	if err != nil {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", err.Error()))
+	}
+	row := findRow(set.rows(s.st), key)
+	if row == nil {
+		return s.errorResponse(svc, set.notFound(segs[0], key))
+	}
+	switch len(segs) {
+	case 1:
+		return jsonResponse(http.StatusOK, map[string]any{"d": s.render(svc, set, row, expand, base)})
+	case 2:
+		for _, n := range set.navs {
+			if n.name == segs[1] {
+				target := svc.sets[n.target]
+				children := s.children(n, target, row)
+				return s.list(svc, target, children, q, nil, base)
+			}
+		}
+	}
+	return s.errorResponse(svc, resourceNotFound(segs[len(segs)-1], nil))
+}
+
+// list answers a collection read with $filter, $skip, $top and
+// $inlinecount applied.
+func (s *Server) list(svc *service, set *entitySet, rows []obj, q url.Values, expand map[string]bool, base string) response {
+	bad := func(format string, args ...any) response {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", fmt.Sprintf(format, args...)))
+	}
+	if text := q.Get("$filter"); text != "" {
+		f, err := parseFilter(text)
+		if err == nil {
+			err = f.check(set.template)
+		}
+		if err != nil {
+			return bad("Invalid filter expression '%s': %v", text, err)
+		}
+		matched := rows[:0:0]
+		for _, row := range rows {
+			if f.match(row) {
+				matched = append(matched, row)
+			}
+		}
+		rows = matched
+	}
+	count := len(rows)
+	if v := q.Get("$skip"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return bad("Invalid value '%s' for system query option $skip", v)
+		}
+		rows = rows[min(n, len(rows)):]
+	}
+	if v := q.Get("$top"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return bad("Invalid value '%s' for system query option $top", v)
+		}
+		rows = rows[:min(n, len(rows))]
+	}
+	out := make([]obj, 0, len(rows))
+	for _, row := range rows {
+		out = append(out, s.render(svc, set, row, expand, base))
+	}
+	d := obj{}
+	switch v := q.Get("$inlinecount"); v {
+	case "", "none":
+	case "allpages":
+		d = append(d, field{"__count", strconv.Itoa(count)})
+	default:
+		return bad("Invalid value '%s' for system query option $inlinecount", v)
+	}
+	d = append(d, field{"results", out})
+	return jsonResponse(http.StatusOK, map[string]any{"d": d})
+}
+
+// render adds __metadata and the navigation properties, expanded or
+// deferred, to a row.
+func (s *Server) render(svc *service, set *entitySet, row obj, expand map[string]bool, base string) obj {
+	uri := base + set.name + keyPredicate(set, row)
+	out := make(obj, 0, len(row)+1+len(set.navs))
+	out = append(out, field{"__metadata", obj{{"id", uri}, {"uri", uri}, {"type", svc.name + "." + set.typ}}})
+	out = append(out, row...)
+	for _, n := range set.navs {
+		if !expand[n.name] {
+			out = append(out, field{n.name, deferred(uri + "/" + n.name)})
+			continue
+		}
+		target := svc.sets[n.target]
+		var kids results
+		for _, c := range s.children(n, target, row) {
+			kids = append(kids, s.render(svc, target, c, nil, base))
+		}
+		out = append(out, field{n.name, kids})
+	}
+	return out
+}
+
+// children returns the rows of target that belong to parent.
+func (s *Server) children(n nav, target *entitySet, parent obj) []obj {
+	var out []obj
+	for _, c := range target.rows(s.st) {
+		ok := true
+		for _, j := range n.join {
+			if !sameValue(j, c.str(j), parent.str(j)) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func findRow(rows []obj, key map[string]string) obj {
+	for _, row := range rows {
+		ok := true
+		for k, v := range key {
+			if !sameValue(k, row.str(k), v) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return row
+		}
+	}
+	return nil
+}
+
+// keyPredicate is the key part of an entity's URI, in SAP's short form for
+// single keys.
+func keyPredicate(set *entitySet, row obj) string {
+	quote := func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" }
+	if len(set.keys) == 1 {
+		return "(" + quote(row.str(set.keys[0])) + ")"
+	}
+	parts := make([]string, len(set.keys))
+	for i, k := range set.keys {
+		parts[i] = k + "=" + quote(row.str(k))
+	}
+	return "(" + strings.Join(parts, ",") + ")"
+}
+
+// splitPath splits the resource path into segments, leaving slashes inside
+// quoted key values alone.
+func splitPath(p string) ([]string, error) {
+	var segs []string
+	var cur strings.Builder
+	inQuote := false
+	for _, c := range p {
+		switch {
+		case c == '\'':
+			inQuote = !inQuote
+			cur.WriteRune(c)
+		case c == '/' && !inQuote:
+			if cur.Len() > 0 {
+				segs = append(segs, cur.String())
+			}
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("unterminated string literal in resource path")
+	}
+	if cur.Len() > 0 {
+		segs = append(segs, cur.String())
+	}
+	return segs, nil
+}
+
+// cutSegment splits "Set(key)" into the name and the key text.
+func cutSegment(seg string) (name, key string, hasKey bool) {
+	i := strings.IndexByte(seg, '(')
+	if i < 0 || !strings.HasSuffix(seg, ")") {
+		return seg, "", false
+	}
+	return seg[:i], seg[i+1 : len(seg)-1], true
+}
+
+// parseKey reads a key predicate: 'v' for a single key or K='v',K2='v'.
+func parseKey(text string, set *entitySet) (map[string]string, error) {
+	parts, err := splitOutsideQuotes(text, ',')
+	if err != nil {
+		return nil, err
+	}
+	key := map[string]string{}
+	if len(parts) == 1 && !strings.Contains(strings.SplitN(parts[0], "'", 2)[0], "=") {
+		if len(set.keys) != 1 {
+			return nil, fmt.Errorf("key predicate of %s needs the properties %s", set.name, strings.Join(set.keys, ", "))
+		}
+		v, err := unquote(parts[0])
+		if err != nil {
+			return nil, err
+		}
+		key[set.keys[0]] = v
+		return key, nil
+	}
+	for _, p := range parts {
+		k, raw, ok := strings.Cut(p, "=")
+		if !ok {
+			return nil, fmt.Errorf("invalid key predicate '%s'", text)
+		}
+		v, err := unquote(raw)
+		if err != nil {
+			return nil, err
+		}
+		key[strings.TrimSpace(k)] = v
+	}
+	if len(key) != len(set.keys) {
+		return nil, fmt.Errorf("key predicate of %s needs the properties %s", set.name, strings.Join(set.keys, ", "))
+	}
+	for _, k := range set.keys {
+		if _, ok := key[k]; !ok {
+			return nil, fmt.Errorf("key property %s missing in key predicate of %s", k, set.name)
+		}
+	}
+	return key, nil
+}
+
+func splitOutsideQuotes(s string, sep rune) ([]string, error) {
+	var parts []string
+	var cur strings.Builder
+	inQuote := false
+	for _, c := range s {
+		switch {
+		case c == '\'':
+			inQuote = !inQuote
+			cur.WriteRune(c)
+		case c == sep && !inQuote:
+			parts = append(parts, cur.String())
+			cur.Reset()
+		default:
+			cur.WriteRune(c)
+		}
+	}
+	if inQuote {
+		return nil, fmt.Errorf("unterminated string literal in %q", s)
+	}
+	return append(parts, cur.String()), nil
+}
+
+// unquote reads an OData string literal; unquoted values are taken as
+// they are, as the gateway does for numeric keys.
+func unquote(v string) (string, error) {
+	v = strings.TrimSpace(v)
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'"), nil
+	}
+	if strings.Contains(v, "'") || v == "" {
+		return "", fmt.Errorf("invalid literal %q", v)
+	}
+	return v, nil
+}
+
+// parseExpand reads $expand: navigation properties of set, comma
+// separated.
+func parseExpand(text string, set *entitySet) (map[string]bool, error) {
+	out := map[string]bool{}
+	if strings.TrimSpace(text) == "" {
+		return out, nil
+	}
+	for _, p := range strings.Split(text, ",") {
+		p = strings.TrimSpace(p)
+		found := false
+		for _, n := range set.navs {
+			if n.name == p {
+				found = true
+			}
+		}
+		if !found {
+			return nil, fmt.Errorf("Property %s not found in type %s", p, set.typ)
+		}
+		out[p] = true
+	}
+	return out, nil
+}
+
+// write dispatches a POST to a function import or an entity set's create,
+// replaying the first answer for a repeated Repeatability-Request-ID.
+func (s *Server) write(svc *service, sub string, w writeRequest) response {
+	segs, err := splitPath(sub)
+	if err != nil {
+		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", err.Error()))
+	}
+	if len(segs) == 0 {
+		return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003", "Method POST is not supported for the service document"))
+	}
+	name, _, hasKey := cutSegment(segs[0])
+	var handler func(*Server, *state, writeRequest) (response, *apiError)
+	if fn, ok := svc.functions[name]; ok && !hasKey && len(segs) == 1 {
+		handler = fn
+	} else if set := svc.sets[name]; set != nil {
+		if hasKey || len(segs) > 1 || set.create == nil {
+			return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003",
+				fmt.Sprintf("Method POST is not supported for '%s'", sub)))
+		}
+		handler = set.create
+	} else {
+		return s.errorResponse(svc, resourceNotFound(segs[0], nil))
+	}
+	if id := w.repeatabilityID; id != "" {
+		if prev, ok := s.repeats[id]; ok {
+			return prev.clone()
+		}
+	}
+	resp, apiErr := handler(s, s.st, w)
+	if apiErr != nil {
+		resp = s.errorResponse(svc, apiErr)
+	}
+	if id := w.repeatabilityID; id != "" {
+		resp.header.Set("Repeatability-Result", "accepted")
+		s.repeats[id] = resp.clone()
+	}
+	return resp
+}
+
+func (r response) clone() response {
+	return response{status: r.status, header: r.header.Clone(), body: append([]byte(nil), r.body...)}
+}

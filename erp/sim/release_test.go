@@ -1,0 +1,128 @@
+package sim_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp/sim"
+)
+
+func TestReleaseCheckOrder(t *testing.T) {
+	tests := []struct {
+		id, fy  string
+		status  int
+		code    string // error code; "" on success
+		block   string
+		warning string
+	}{
+		{id: "5105600101", fy: "2026", status: 200},
+		{id: "5105600102", fy: "2026", status: 200, block: "R", warning: "M8/082"},
+		{id: "5105600100", fy: "2026", status: 400, code: "ZERPGATE/030"},
+		{id: "5105600107", fy: "2026", status: 400, code: "M8/108"},
+		{id: "5105600109", fy: "2025", status: 400, code: "F5/201"},
+		{id: "5105600106", fy: "2026", status: 400, code: "06/020"},
+		{id: "5105600105", fy: "2026", status: 400, code: "M8/081"},
+		{id: "5105600103", fy: "2026", status: 400, code: "06/019"},
+		{id: "5105600104", fy: "2026", status: 400, code: "ZERPGATE/020"},
+		{id: "5105600108", fy: "2026", status: 200},
+		{id: "5105600199", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
+		{id: "5105600109", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id+"/"+tt.fy, func(t *testing.T) {
+			e := newEnv(t, sim.Options{})
+			r := e.release(tt.id, tt.fy, "")
+			if tt.code != "" {
+				wantError(t, r, tt.status, tt.code)
+				if n := len(e.sim.Ledger().Postings); n != 0 {
+					t.Errorf("postings after error: got %d, want 0", n)
+				}
+				return
+			}
+			if r.status != tt.status {
+				t.Fatalf("status: got %d, want %d: %s", r.status, tt.status, r.body)
+			}
+			rel := entity(t, r)["Release"].(map[string]any)
+			if rel["SupplierInvoiceStatus"] != "5" || rel["PaymentBlockingReason"] != tt.block || rel["SupplierInvoice"] != tt.id {
+				t.Errorf("release: got %v, want status 5 block %q", rel, tt.block)
+			}
+			var msg struct{ Code, Message, Severity, Target string }
+			if h := r.header.Get("sap-message"); h != "" {
+				if err := json.Unmarshal([]byte(h), &msg); err != nil {
+					t.Fatalf("sap-message %q: %v", h, err)
+				}
+			}
+			if msg.Code != tt.warning || (tt.warning != "" && (msg.Severity != "warning" || msg.Message == "")) {
+				t.Errorf("sap-message: got %+v, want code %q severity warning", msg, tt.warning)
+			}
+			inv := entity(t, e.get(invSrv+"/A_SupplierInvoice(SupplierInvoice='"+tt.id+"',FiscalYear='"+tt.fy+"')"))
+			if inv["SupplierInvoiceStatus"] != "5" || inv["PaymentBlockingReason"] != tt.block {
+				t.Errorf("invoice after release: got status %v block %v", inv["SupplierInvoiceStatus"], inv["PaymentBlockingReason"])
+			}
+			l := e.sim.Ledger().Postings
+			if len(l) != 1 || l[0].InvoiceID != tt.id || !l[0].PostedAt.Equal(clock) {
+				t.Errorf("postings: got %+v, want one for %s at %v", l, tt.id, clock)
+			}
+			wantError(t, e.release(tt.id, tt.fy, ""), http.StatusBadRequest, "ZERPGATE/030")
+		})
+	}
+}
+
+func TestReleaseOpenPeriodOption(t *testing.T) {
+	e := newEnv(t, sim.Options{ClosedBefore: time.Date(2025, time.December, 1, 0, 0, 0, 0, time.UTC)})
+	if r := e.release("5105600109", "2025", ""); r.status != http.StatusOK {
+		t.Fatalf("release with December 2025 open: got %d, want 200: %s", r.status, r.body)
+	}
+	e = newEnv(t, sim.Options{ClosedBefore: time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC)})
+	got := wantError(t, e.release("5105600101", "2026", ""), http.StatusBadRequest, "F5/201")
+	if got.message != "Posting period 011 2026 is not open" {
+		t.Errorf("message: got %q", got.message)
+	}
+}
+
+func TestReleaseParameters(t *testing.T) {
+	e := newEnv(t, sim.Options{})
+	for _, rel := range []string{"/Release", "/Release?SupplierInvoice='5105600101'", "/Release?SupplierInvoice='5105600101&FiscalYear='2026'"} {
+		wantError(t, e.post(invSrv, rel, nil, ""), http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001")
+	}
+	wantError(t, e.post(invSrv, "/A_SupplierInvoice", map[string]string{}, ""), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
+	wantError(t, e.do(http.MethodDelete, procSrv+"/ApprovalSet('A0000001')", nil, map[string]string{"X-CSRF-Token": e.token(procSrv)}), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
+}
+
+func TestRepeatability(t *testing.T) {
+	e := newEnv(t, sim.Options{})
+	first := e.release("5105600102", "2026", "rel-102")
+	again := e.release("5105600102", "2026", "rel-102")
+	if first.status != http.StatusOK || again.status != first.status || string(again.body) != string(first.body) {
+		t.Fatalf("replay: got %d %s, want %d %s", again.status, again.body, first.status, first.body)
+	}
+	if got, want := again.header.Get("sap-message"), first.header.Get("sap-message"); got == "" || got != want {
+		t.Errorf("replayed sap-message: got %q, want %q", got, want)
+	}
+	if n := len(e.sim.Ledger().Postings); n != 1 {
+		t.Errorf("postings: got %d, want 1", n)
+	}
+	if p := e.sim.Ledger().Postings[0]; p.RepeatabilityID != "rel-102" {
+		t.Errorf("repeatability id: got %q", p.RepeatabilityID)
+	}
+	wantError(t, e.release("5105600102", "2026", "rel-102-b"), http.StatusBadRequest, "ZERPGATE/030")
+
+	errFirst := e.release("5105600107", "2026", "rel-107")
+	errAgain := e.release("5105600107", "2026", "rel-107")
+	wantError(t, errAgain, http.StatusBadRequest, "M8/108")
+	if string(errAgain.body) != string(errFirst.body) {
+		t.Errorf("replayed error differs: got %s, want %s", errAgain.body, errFirst.body)
+	}
+
+	body := map[string]string{"SupplierInvoice": "5105600102", "FiscalYear": "2026", "ProposedAction": "post", "Amount": "13500.00", "Currency": "EUR"}
+	a1 := entity(t, e.post(procSrv, "/ApprovalSet", body, "appr-1"))
+	a2 := entity(t, e.post(procSrv, "/ApprovalSet", body, "appr-1"))
+	if a1["ApprovalID"] != a2["ApprovalID"] {
+		t.Errorf("approval replay: got %v, want %v", a2["ApprovalID"], a1["ApprovalID"])
+	}
+	if n := len(e.sim.Ledger().Approvals); n != 1 {
+		t.Errorf("approvals: got %d, want 1", n)
+	}
+}
