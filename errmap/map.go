@@ -24,7 +24,7 @@ var messageCodes = map[string]Code{
 	"06/025": SupplierNotFound,
 	"06/027": SupplierNotFound,
 	"F5/351": SupplierNotFound, // supplier account blocked for posting
-	"M8/081": GRMissing, // as an error: no goods receipt for the item
+	"M8/081": GRMissing,        // as an error: no goods receipt for the item
 	"M8/108": DuplicateInvoice,
 	"F5/117": DuplicateInvoice,
 	"F5/201": PeriodClosed,
