@@ -113,15 +113,21 @@ func TestStart(t *testing.T) {
 		}
 		done <- err
 	}()
+	deadline := time.Now().Add(5 * time.Second)
 	for len(s.Faults()) != 0 {
-		time.Sleep(time.Millisecond) // bounded by the test timeout: wait until the hang has begun
+		if time.Now().After(deadline) {
+			t.Fatal("hang fault never taken")
+		}
+		time.Sleep(time.Millisecond)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	if err := shutdown(ctx); err != nil {
 		t.Errorf("shutdown: %v", err)
 	}
-	<-done
+	if err := <-done; err == nil {
+		t.Errorf("request hanging at shutdown: got an answer, want a transport error")
+	}
 	if _, _, err := s.Start("127.0.0.1:-1"); err == nil {
 		t.Errorf("Start on a bad address: got nil error")
 	}

@@ -189,6 +189,9 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, svc *servic
 		case <-t.C:
 			return false
 		case <-r.Context().Done():
+			// The client left or the server is shutting down: an empty 200
+			// would look like an answer, so drop the connection instead.
+			dropConnection(w, false)
 			return true
 		}
 	case FaultLost:

@@ -122,13 +122,17 @@ func (s *Server) Start(addr string) (url string, shutdown func(context.Context) 
 		BaseContext:       func(net.Listener) context.Context { return base },
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
+	// Hanging faults end when the base context does; cancelling it only
+	// once the listener is closed keeps clients from retrying into a
+	// server that still accepts.
+	srv.RegisterOnShutdown(cancel)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("sim: serve", "err", err)
 		}
 	}()
 	shutdown = func(ctx context.Context) error {
-		cancel()
+		defer cancel()
 		return srv.Shutdown(ctx)
 	}
 	return "http://" + ln.Addr().String(), shutdown, nil
