@@ -141,7 +141,7 @@ func TestToleranceExceededNeedsAPerson(t *testing.T) {
 	golden(t, "pending_approval", r)
 	id := appr["approval_id"].(string)
 	r = s.do("POST", "/invoices/5105600102/post", map[string]any{"approval_id": id})
-	if d := wantError(t, r, 409, "APPROVAL_MISSING", "request_approval"); d["reason"] != "pending" || d["approval_id"] != id {
+	if d := wantError(t, r, 409, "APPROVAL_MISSING", "hold_and_recheck"); d["reason"] != "pending" || d["approval_id"] != id {
 		t.Errorf("details %v, want reason pending and the approval id", d)
 	}
 	golden(t, "approval_pending", r)

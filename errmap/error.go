@@ -22,8 +22,10 @@ type Error struct {
 }
 
 // New returns an error with the code's status, retryable flag and
-// next_action from the catalogue. A code routed to a person carries its
-// queue in details.queue. An unknown code is a bug and becomes INTERNAL.
+// next_action from the catalogue. A code with a queue carries it in
+// details.queue, so the agent knows where to route without looking it up,
+// also when it may first retry once. An unknown code is a bug and becomes
+// INTERNAL.
 func New(code Code, message string, details map[string]any) *Error {
 	entry, ok := byCode[code]
 	if !ok || !entry.Error {
@@ -34,7 +36,7 @@ func New(code Code, message string, details map[string]any) *Error {
 	}
 	e := &Error{Code: code, Message: message, Retryable: entry.Retryable,
 		NextAction: entry.NextAction, Details: details, Status: entry.Status}
-	if entry.Queue != "" && (entry.NextAction == RouteToPerson || entry.NextAction == StopAndEscalate) {
+	if entry.Queue != "" {
 		e.setDefault("queue", entry.Queue)
 	}
 	return e

@@ -33,6 +33,7 @@ var messageCodes = map[string]Code{
 	// The customer's process service (ZERPGATE_PROCESS_SRV).
 	"ZERPGATE/010": ApproverNotFound, // no approver for the amount
 	"ZERPGATE/020": SupplierNotFound, // invoicing party not in the supplier master
+	"ZERPGATE/030": InvalidRequest,   // the invoice is not parked: already posted
 }
 
 // warningCodes are SAP warnings on a successful posting that mean the
@@ -113,19 +114,19 @@ func notFound(nf *erp.NotFoundError) *Error {
 	switch nf.Entity {
 	case erp.EntityInvoice:
 		return New(InvoiceNotFound,
-			fmt.Sprintf("Invoice %s was not found in the ERP. Check the id against the source document and retry once.", nf.ID),
+			fmt.Sprintf("Invoice %s was not found in the ERP. Check the id against the source document and retry once; if it fails again, route to ap_queue.", nf.ID),
 			map[string]any{"invoice_id": nf.ID})
 	case erp.EntityPurchaseOrder:
 		return New(PONotFound,
-			fmt.Sprintf("Purchase order %s was not found in the ERP. Check the reference on the invoice and retry once.", nf.ID),
+			fmt.Sprintf("Purchase order %s was not found in the ERP. Check the reference on the invoice and retry once; if it fails again, route to ap_queue.", nf.ID),
 			map[string]any{"po_id": nf.ID})
 	case erp.EntityPOItem:
 		return New(PONotFound,
-			fmt.Sprintf("Purchase order %s has no item %s. Check the reference on the invoice and retry once.", nf.ID, nf.Item),
+			fmt.Sprintf("Purchase order %s has no item %s. Check the reference on the invoice and retry once; if it fails again, route to ap_queue.", nf.ID, nf.Item),
 			map[string]any{"po_id": nf.ID, "item": nf.Item})
 	case erp.EntitySupplier:
 		return New(SupplierNotFound,
-			fmt.Sprintf("Supplier %s is not in the supplier master. Do not guess a similar supplier; retry once with a corrected id.", nf.ID),
+			fmt.Sprintf("Supplier %s is not in the supplier master. Do not guess a similar supplier; retry once with a corrected id, then route to master_data.", nf.ID),
 			map[string]any{"supplier_id": nf.ID, "reason": "not_in_master"})
 	case erp.EntityApproval:
 		return New(ApprovalMissing,
@@ -153,7 +154,11 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 	case erp.ApprovalUnknown:
 		msg = fmt.Sprintf("Approval %s is unknown, so invoice %s cannot be posted. Call request_approval; never invent an id.", m.ApprovalID, m.InvoiceID)
 	case erp.ApprovalNotYet:
-		msg = fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Do not post; check it later with get_approval.", m.ApprovalID, m.InvoiceID)
+		// A new request would only wait beside this one: the move is to
+		// wait for the person, so the next action is hold_and_recheck.
+		e := New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d)
+		e.NextAction = HoldAndRecheck
+		return e
 	case erp.ApprovalWasRejected:
 		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request a new approval for a different action.", m.ApprovalID, m.InvoiceID)
 	default:
@@ -241,6 +246,13 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 			withKeys(u, nil))
 	case PeriodClosed:
 		return New(PeriodClosed, "The posting period"+about(u)+" is closed in the ERP. Stop and escalate to finance.", withKeys(u, nil))
+	case InvalidRequest:
+		what := "The invoice"
+		if id := k["invoice_id"]; id != "" {
+			what = "Invoice " + id
+		}
+		return New(InvalidRequest, what+" is already posted, so this step no longer applies to it. Do not repeat it.",
+			withKeys(u, map[string]any{"reason": "already_posted"}))
 	case ApproverNotFound:
 		return New(ApproverNotFound, "The approval routing has no approver"+about(u)+" at this amount. Route to the AP lead.", withKeys(u, nil))
 	}

@@ -494,8 +494,7 @@ func TestErrorExamples(t *testing.T) {
 				t.Errorf("%s: details is %T, want an object", at, body["details"])
 				continue
 			}
-			routed := entry.NextAction == errmap.RouteToPerson || entry.NextAction == errmap.StopAndEscalate
-			if q := fmt.Sprint(details["queue"]); entry.Queue != "" && routed && q != entry.Queue {
+			if q := fmt.Sprint(details["queue"]); entry.Queue != "" && q != entry.Queue {
 				t.Errorf("%s: details.queue %s, want %s", at, q, entry.Queue)
 			}
 			if msg := fmt.Sprint(body["message"]); msg == "" || len(msg) > 200 {

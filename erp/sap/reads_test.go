@@ -65,7 +65,10 @@ func TestInvoiceStatuses(t *testing.T) {
 	}{
 		{"A", erp.InvoiceParked},
 		{"5", erp.InvoicePosted},
-		{"B", erp.InvoiceHeld},
+		{"B", erp.InvoiceParked},
+		{"E", erp.InvoiceParked},
+		{"C", erp.InvoiceHeld},
+		{"D", erp.InvoiceHeld},
 	}
 	for _, tt := range tests {
 		f := newFake(t, respond(200, list(invoiceJSON("5105600101", "2026", tt.sap, "H"))))

@@ -131,14 +131,16 @@ func itemNumber(s string) string {
 	return t
 }
 
-// invoiceStatus maps SupplierInvoiceStatus to the gateway's statuses.
+// invoiceStatus maps SupplierInvoiceStatus to the gateway's statuses: A
+// parked, B parked and completed, E parked and released are all not yet
+// posted; C parked and held and D entered and held are on hold; 5 posted.
 func invoiceStatus(s string) (erp.InvoiceStatus, error) {
 	switch s {
-	case "A":
+	case "A", "B", "E":
 		return erp.InvoiceParked, nil
 	case "5":
 		return erp.InvoicePosted, nil
-	case "B":
+	case "C", "D":
 		return erp.InvoiceHeld, nil
 	}
 	return "", fmt.Errorf("unknown SupplierInvoiceStatus %q", s)

@@ -275,7 +275,7 @@ func TestRequestApproval(t *testing.T) {
 func TestHoldInvoice(t *testing.T) {
 	recheck := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
 	f := newFake(t, respond(201, fmt.Sprintf(`{"d":{"HoldID":"H0000001","SupplierInvoice":"5105600105","FiscalYear":"2026",
-"Reason":"gr_missing","RecheckAt":"/Date(%d)/","SupplierInvoiceStatus":"B"}}`, recheck.UnixMilli())))
+"Reason":"gr_missing","RecheckAt":"/Date(%d)/","SupplierInvoiceStatus":"C"}}`, recheck.UnixMilli())))
 	got, err := f.client(Options{}).HoldInvoice(context.Background(), erp.HoldRequest{
 		InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck,
 	})

@@ -139,11 +139,11 @@ func TestHoldsAndHandovers(t *testing.T) {
 		t.Fatalf("hold: got %d: %s", r.status, r.body)
 	}
 	h := entity(t, r)
-	if h["HoldID"] != "H0000001" || h["SupplierInvoiceStatus"] != "B" || h["RecheckAt"] != "/Date(1796083200000)/" {
+	if h["HoldID"] != "H0000001" || h["SupplierInvoiceStatus"] != "C" || h["RecheckAt"] != "/Date(1796083200000)/" {
 		t.Errorf("hold: got %v", h)
 	}
 	inv := entity(t, e.get(invSrv+"/A_SupplierInvoice(SupplierInvoice='5105600105',FiscalYear='2026')"))
-	if inv["SupplierInvoiceStatus"] != "B" || inv["PaymentBlockingReason"] != "H" {
+	if inv["SupplierInvoiceStatus"] != "C" || inv["PaymentBlockingReason"] != "H" {
 		t.Errorf("held invoice: got status %v block %v", inv["SupplierInvoiceStatus"], inv["PaymentBlockingReason"])
 	}
 	if again := entity(t, e.post(procSrv, "/HoldSet", hold, "hold-1")); again["HoldID"] != "H0000001" {
@@ -192,8 +192,14 @@ func TestHoldsAndHandovers(t *testing.T) {
 		t.Errorf("Ledger returned shared evidence slice")
 	}
 
-	// A held invoice stays parked and can still be released.
-	if r := e.release("5105600101", "2026", ""); r.status != http.StatusOK {
-		t.Fatalf("release: got %d", r.status)
+	// A held invoice is still parked: it can be released and keeps its
+	// payment block.
+	e.post(procSrv, "/HoldSet", map[string]string{"SupplierInvoice": "5105600101", "FiscalYear": "2026", "RecheckAt": "/Date(1796083200000)/"}, "")
+	r = e.release("5105600101", "2026", "")
+	if r.status != http.StatusOK {
+		t.Fatalf("release of held invoice: got %d: %s", r.status, r.body)
+	}
+	if rel := entity(t, r)["Release"].(map[string]any); rel["SupplierInvoiceStatus"] != "5" || rel["PaymentBlockingReason"] != "H" {
+		t.Errorf("release of held invoice: got %v, want status 5 block H", rel)
 	}
 }

@@ -1,7 +1,9 @@
 package sim
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
@@ -179,6 +181,14 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, svc *servic
 	case FaultReset:
 		dropConnection(w, true)
 	case FaultHang:
+		// Read the body first: only then does the server notice a client
+		// that gives up, so a write that timed out is not applied later.
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+		if err != nil {
+			dropConnection(w, false)
+			return true
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
 		delay := DefaultHangDelay
 		if rule.DelayMS > 0 {
 			delay = time.Duration(rule.DelayMS) * time.Millisecond

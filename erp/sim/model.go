@@ -10,7 +10,7 @@ import (
 const (
 	statusParked = "A"
 	statusPosted = "5"
-	statusHeld   = "B"
+	statusHeld   = "C"
 
 	blockPriceVariance = "R"
 	blockHold          = "H"

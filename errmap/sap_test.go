@@ -1,0 +1,231 @@
+package errmap_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// These tests run every SAP signal of the design's evidence table from the
+// wire, through the real erp/sap client, into Map: each message id in each
+// envelope form, the warning header, and the transient failures.
+
+// scripted answers every OData request with one canned response, after a
+// real CSRF token fetch.
+func scripted(t *testing.T, status int, header http.Header, body string) *sap.Client {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-CSRF-Token") == "Fetch" {
+			w.Header().Set("X-CSRF-Token", "tok-1")
+			http.SetCookie(w, &http.Cookie{Name: "SAP_SESSIONID_ERP_100", Value: "s1"})
+			return
+		}
+		if status == 0 {
+			// Hang until the client gives up; the body is read first so the
+			// server notices the client leaving.
+			_, _ = io.Copy(io.Discard, r.Body)
+			select {
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+			return
+		}
+		for k, v := range header {
+			w.Header()[k] = v
+		}
+		if w.Header().Get("Content-Type") == "" {
+			w.Header().Set("Content-Type", "application/json")
+		}
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(retry.Policy{AttemptTimeout: 200 * time.Millisecond}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func detail(code string) map[string]any {
+	return map[string]any{"code": code, "message": "Text for " + code + " on host sapprd01", "severity": "error", "target": ""}
+}
+
+// envelope builds an SAP error body in one of the three forms.
+func envelope(form, code string) string {
+	var v any
+	switch form {
+	case "v2":
+		v = map[string]any{"error": map[string]any{"code": code,
+			"message":    map[string]any{"lang": "en", "value": "Text for " + code + " on host sapprd01"},
+			"innererror": map[string]any{"transactionid": "0A1B2C3D", "errordetails": []any{detail(code)}}}}
+	case "v2detail":
+		v = map[string]any{"error": map[string]any{"code": "/IWBEP/CX_MGW_BUSI_EXCEPTION",
+			"message":    map[string]any{"lang": "en", "value": "Business error"},
+			"innererror": map[string]any{"transactionid": "0A1B2C3D", "errordetails": map[string]any{"errordetail": []any{detail(code)}}}}}
+	case "v4":
+		v = map[string]any{"error": map[string]any{"code": code, "message": "Text for " + code + " on host sapprd01",
+			"details": []any{detail(code)}}}
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+var forms = []string{"v2", "v2detail", "v4"}
+
+func TestSAPMessageIDsOnPosting(t *testing.T) {
+	rows := map[string]errmap.Code{
+		"M8/108": errmap.DuplicateInvoice, "F5/117": errmap.DuplicateInvoice,
+		"F5/201": errmap.PeriodClosed, "M7/053": errmap.PeriodClosed, "M8/535": errmap.PeriodClosed,
+		"06/020": errmap.POClosed, "M8/081": errmap.GRMissing,
+		"06/019": errmap.PONotFound, "06/011": errmap.PONotFound, "M8/311": errmap.PONotFound,
+		"06/025": errmap.SupplierNotFound, "06/027": errmap.SupplierNotFound,
+	}
+	inv := erp.Invoice{ID: "5105600109", FiscalYear: "2025"}
+	for id, want := range rows {
+		for _, form := range forms {
+			t.Run(id+"/"+form, func(t *testing.T) {
+				c := scripted(t, http.StatusBadRequest, nil, envelope(form, id))
+				_, err := c.PostInvoice(context.Background(), inv, "")
+				e := errmap.Map(err)
+				if e.Code != want {
+					t.Fatalf("Map = %s, want %s (from %v)", e.Code, want, err)
+				}
+				body := string(e.Marshal())
+				for _, leak := range []string{"sapprd01", "0A1B2C3D", id} {
+					if strings.Contains(body, leak) {
+						t.Errorf("body leaks %q: %s", leak, body)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestSAPNotFoundOnReads(t *testing.T) {
+	for _, form := range forms {
+		c := scripted(t, http.StatusNotFound, nil, envelope(form, "/IWBEP/CM_MGW_RT/020"))
+		ctx := context.Background()
+		_, err := c.PurchaseOrder(ctx, "4500019822")
+		if got := errmap.Map(err); got.Code != errmap.PONotFound || got.Details["po_id"] != "4500019822" {
+			t.Errorf("%s: PO 404 = %s %v", form, got.Code, got.Details)
+		}
+		_, err = c.Supplier(ctx, "100999")
+		if got := errmap.Map(err); got.Code != errmap.SupplierNotFound || got.Details["supplier_id"] != "100999" {
+			t.Errorf("%s: supplier 404 = %s %v", form, got.Code, got.Details)
+		}
+		_, err = c.PostInvoice(ctx, erp.Invoice{ID: "5105600999", FiscalYear: "2026"}, "")
+		if got := errmap.Map(err); got.Code != errmap.InvoiceNotFound || got.Details["invoice_id"] != "5105600999" {
+			t.Errorf("%s: A_SupplierInvoice 404 = %s %v", form, got.Code, got.Details)
+		}
+		_, err = c.Approval(ctx, "A0000404")
+		if got := errmap.Map(err); got.Code != errmap.ApprovalMissing || got.Details["reason"] != "unknown" {
+			t.Errorf("%s: approval 404 = %s %v", form, got.Code, got.Details)
+		}
+	}
+}
+
+func TestSAPNoApprover(t *testing.T) {
+	for _, form := range forms {
+		c := scripted(t, http.StatusBadRequest, nil, envelope(form, "ZERPGATE/010"))
+		_, err := c.RequestApproval(context.Background(), erp.ApprovalRequest{InvoiceID: "5105600108", FiscalYear: "2026"})
+		if got := errmap.Map(err); got.Code != errmap.ApproverNotFound || got.Details["queue"] != "ap_lead" {
+			t.Errorf("%s: %s %v, want APPROVER_NOT_FOUND to ap_lead", form, got.Code, got.Details)
+		}
+	}
+}
+
+func TestSAPWarningHeader(t *testing.T) {
+	release := `{"d":{"Release":{"SupplierInvoice":"5105600102","FiscalYear":"2026","SupplierInvoiceStatus":"5","PaymentBlockingReason":"","PostingDate":"/Date(1764000000000)/"}}}`
+	for _, id := range []string{"M8/081", "M8/082", "M8/083", "M8/194"} {
+		h := http.Header{}
+		h.Set("sap-message", fmt.Sprintf(`{"code":"%s","message":"Variance","severity":"warning","target":"","details":[]}`, id))
+		c := scripted(t, http.StatusOK, h, release)
+		p, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		if got := errmap.Info(p.Messages, p.PaymentBlock); got != errmap.ToleranceExceeded {
+			t.Errorf("warning %s = %q, want TOLERANCE_EXCEEDED", id, got)
+		}
+	}
+	// A warning in the details of the header counts as well.
+	h := http.Header{}
+	h.Set("sap-message", `{"code":"F5/263","message":"Document posted","severity":"success","details":[{"code":"M8/082","message":"Price variance","severity":"warning"}]}`)
+	p, err := scripted(t, http.StatusOK, h, release).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != errmap.ToleranceExceeded {
+		t.Errorf("warning in details: %v %v", err, p.Messages)
+	}
+	blocked := strings.Replace(release, `"PaymentBlockingReason":""`, `"PaymentBlockingReason":"R"`, 1)
+	p, err = scripted(t, http.StatusOK, nil, blocked).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != errmap.ToleranceExceeded {
+		t.Errorf("payment block R: %v block %q", err, p.PaymentBlock)
+	}
+	p, err = scripted(t, http.StatusOK, nil, release).PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
+	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != "" {
+		t.Errorf("clean posting: %v info %q", err, errmap.Info(p.Messages, p.PaymentBlock))
+	}
+}
+
+func TestSAPTransientFailures(t *testing.T) {
+	retryAfter := http.Header{}
+	retryAfter.Set("Retry-After", "5")
+	html := http.Header{}
+	html.Set("Content-Type", "text/html")
+	tests := []struct {
+		name   string
+		status int
+		header http.Header
+		body   string
+		wait   any
+	}{
+		{"429 with Retry-After", 429, retryAfter, envelope("v2", "/IWBEP/CM_MGW_RT/429"), 5},
+		{"502", 502, nil, envelope("v2", "/IWFND/CM_BEC/026"), 30},
+		{"503", 503, nil, envelope("v4", "/IWFND/CM_BEC/026"), 30},
+		{"504", 504, html, "<html><body>Gateway Timeout</body></html>", 30},
+		{"HTML 500", 500, html, "<html><body><h1>500</h1>Connection timed out</body></html>", 30},
+		{"quota fault", 429, nil, `{"fault":{"faultstring":"Rate limit quota violation. Quota limit exceeded.","detail":{"errorcode":"policies.ratelimit.QuotaViolation"}}}`, 30},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := scripted(t, tt.status, tt.header, tt.body).PurchaseOrder(context.Background(), "4500018822")
+			e := errmap.Map(err)
+			if e.Code != errmap.ERPUnavailable || !e.Retryable || e.Status != 503 {
+				t.Fatalf("got %s retryable %v status %d, want ERP_UNAVAILABLE (from %v)", e.Code, e.Retryable, e.Status, err)
+			}
+			if e.Details["retry_after_s"] != tt.wait {
+				t.Errorf("retry_after_s = %v, want %v", e.Details["retry_after_s"], tt.wait)
+			}
+			if b := string(e.Marshal()); strings.Contains(b, "Connection timed out") || strings.Contains(b, "quota") {
+				t.Errorf("upstream text leaked: %s", b)
+			}
+		})
+	}
+}
+
+func TestSAPTimeouts(t *testing.T) {
+	c := scripted(t, 0, nil, "")
+	_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
+	if got := errmap.Map(err); got.Code != errmap.ERPOutcomeUnknown || got.Details["invoice_id"] != "5105600101" {
+		t.Errorf("post timeout = %s %v, want ERP_OUTCOME_UNKNOWN for the invoice", got.Code, got.Details)
+	}
+	_, err = c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600101", Queue: "ap_queue", Summary: "x"})
+	if got := errmap.Map(err); got.Code != errmap.ERPOutcomeUnknown {
+		t.Errorf("create timeout = %s, want ERP_OUTCOME_UNKNOWN", got.Code)
+	}
+	_, err = c.PurchaseOrder(context.Background(), "4500018822")
+	if got := errmap.Map(err); got.Code != errmap.ERPUnavailable {
+		t.Errorf("read timeout = %s, want ERP_UNAVAILABLE", got.Code)
+	}
+}
