@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
@@ -88,31 +87,61 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 
 	t.Run("ERP_UNAVAILABLE", func(t *testing.T) {
 		s := newStack(t)
-		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 503, RetryAfterS: 7}); err != nil {
+		// A transient failure the retries absorb never reaches the agent.
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 502, Count: 2}); err != nil {
+			t.Fatal(err)
+		}
+		if r := s.do("GET", "/purchase-orders/4500018822", nil); r.status != 200 {
+			t.Errorf("two 502s then success: %d, want 200", r.status)
+		}
+		// A Retry-After longer than the call's deadline is not waited out:
+		// the agent hears at once how long to wait.
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 503, RetryAfterS: 40, Count: -1}); err != nil {
 			t.Fatal(err)
 		}
 		r := s.do("GET", "/purchase-orders/4500018822", nil)
 		d := check(t, r, 503, "ERP_UNAVAILABLE", "hold_and_recheck")
-		if d["retry_after_s"] != float64(7) || d["attempts"] != float64(1) || r.header.Get("Retry-After") != "7" {
-			t.Errorf("details %v Retry-After %q, want retry_after_s 7 attempts 1", d, r.header.Get("Retry-After"))
+		if d["retry_after_s"] != float64(40) || d["attempts"] != float64(1) || r.header.Get("Retry-After") != "40" {
+			t.Errorf("details %v Retry-After %q, want retry_after_s 40 attempts 1", d, r.header.Get("Retry-After"))
 		}
 		if r.json(t)["retryable"] != true {
 			t.Error("ERP_UNAVAILABLE not retryable")
 		}
-		if r := s.do("GET", "/purchase-orders/4500018822", nil); r.status != 200 {
-			t.Errorf("after the fault: %d", r.status)
+		// Without a hint the gateway retries itself and reports its attempts.
+		s.sim.ClearFaults()
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultHTML500, Count: 3}); err != nil {
+			t.Fatal(err)
+		}
+		d = check(t, s.do("GET", "/purchase-orders/4500018822", nil), 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+		if d["attempts"] != float64(3) || d["service"] != "purchase_order" {
+			t.Errorf("details %v, want 3 attempts on purchase_order", d)
+		}
+		// Failures in a row open the breaker: the next call fails at once,
+		// without reaching the ERP, and says when the probe goes through.
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 503, Count: -1}); err != nil {
+			t.Fatal(err)
+		}
+		check(t, s.do("GET", "/purchase-orders/4500018822", nil), 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+		d = check(t, s.do("GET", "/purchase-orders/4500018822", nil), 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+		if d["breaker"] != "open" || d["attempts"] != float64(0) {
+			t.Errorf("details %v, want breaker open and no attempt", d)
 		}
 	})
 
 	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
-		s := newStack(t, withAttemptTimeout(300*time.Millisecond))
-		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultHang, DelayMS: 2000}); err != nil {
+		s := newStack(t)
+		// Every answer to the hold is lost after the ERP applied it.
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultLost, Count: -1}); err != nil {
 			t.Fatal(err)
 		}
 		r := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "Goods receipt for PO 4500018822 item 20 missing."})
 		d := check(t, r, 502, "ERP_OUTCOME_UNKNOWN", "hold_and_recheck")
-		if d["invoice_id"] != "5105600105" {
-			t.Errorf("details %v, want invoice_id", d)
+		if d["invoice_id"] != "5105600105" || d["attempts"] != float64(3) {
+			t.Errorf("details %v, want invoice_id and 3 attempts", d)
+		}
+		// The repeats carried the same repeatability id: applied once.
+		if n := len(s.sim.Ledger().Holds); n != 1 {
+			t.Errorf("ledger has %d holds, want 1", n)
 		}
 	})
 

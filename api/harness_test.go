@@ -62,7 +62,7 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 
 	s.metrics = api.NewMetrics()
 	o := api.Options{Metrics: s.metrics}
-	p := retry.Policy{AttemptTimeout: 5 * time.Second}
+	p := retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
 	for _, f := range opts {
 		f(&o, &p)
 	}

@@ -25,7 +25,18 @@ type Metrics struct {
 	latency  *prometheus.HistogramVec
 	attempts *prometheus.CounterVec
 	attemptD *prometheus.HistogramVec
+	retries  *prometheus.CounterVec
+	budget   *prometheus.CounterVec
+	fastFail *prometheus.CounterVec
+	reconcil *prometheus.CounterVec
+	brkState *prometheus.GaugeVec
+	brkTrans *prometheus.CounterVec
+	replays  *prometheus.CounterVec
+	keyReuse *prometheus.CounterVec
 }
+
+// breakerStates are the values of erpgate_erp_breaker_state.
+var breakerStates = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
 
 // NewMetrics builds the registry with every collector, and registers every
 // operation's named outcomes at zero so dashboards see them before they
@@ -55,9 +66,47 @@ func NewMetrics() *Metrics {
 			Help:    "Duration of one attempt to call the ERP, by service.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5},
 		}, []string{"service"}),
+		retries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_retries_total",
+			Help: "Retries of ERP calls by service and reason (transient, unknown_outcome, retry_after).",
+		}, []string{"service", "reason"}),
+		budget: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_retry_budget_exhausted_total",
+			Help: "Retries not made because the service's retry budget was spent.",
+		}, []string{"service"}),
+		fastFail: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_fast_fails_total",
+			Help: "Calls refused at once because the service's circuit breaker was open.",
+		}, []string{"service"}),
+		reconcil: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_reconciliations_total",
+			Help: "Writes whose answer was lost, settled by reading the ERP, by whether they had been applied.",
+		}, []string{"service", "applied"}),
+		brkState: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "erpgate", Name: "erp_breaker_state",
+			Help: "State of each ERP service's circuit breaker: 0 closed, 1 half-open, 2 open.",
+		}, []string{"service"}),
+		brkTrans: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_breaker_transitions_total",
+			Help: "Circuit breaker state changes by service, from and to.",
+		}, []string{"service", "from", "to"}),
+		replays: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "idempotent_replays_total",
+			Help: "Writes answered from the first response to their idempotency key.",
+		}, []string{"operation"}),
+		keyReuse: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "idempotency_key_conflicts_total",
+			Help: "Writes refused because their idempotency key was used with other arguments.",
+		}, []string{"operation"}),
 	}
 	m.registry.MustRegister(m.outcomes, m.requests, m.latency, m.attempts, m.attemptD,
+		m.retries, m.budget, m.fastFail, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, svc := range erp.Services {
+		m.brkState.WithLabelValues(string(svc))
+		m.budget.WithLabelValues(string(svc))
+		m.fastFail.WithLabelValues(string(svc))
+	}
 	for _, op := range operations {
 		m.outcomes.WithLabelValues(op.name, OutcomeOK)
 		for _, e := range errmap.Catalogue() {
@@ -79,6 +128,37 @@ func (m *Metrics) Handler() http.Handler {
 func (m *Metrics) Attempt(service erp.Service, result string, d time.Duration) {
 	m.attempts.WithLabelValues(string(service), result).Inc()
 	m.attemptD.WithLabelValues(string(service)).Observe(d.Seconds())
+}
+
+// Retry counts a retry of an ERP call; it implements retry.Observer.
+func (m *Metrics) Retry(service erp.Service, reason string) {
+	m.retries.WithLabelValues(string(service), reason).Inc()
+}
+
+// BudgetExhausted counts a retry the budget refused; it implements
+// retry.Observer.
+func (m *Metrics) BudgetExhausted(service erp.Service) {
+	m.budget.WithLabelValues(string(service)).Inc()
+}
+
+// FastFail counts a call an open breaker refused; it implements
+// retry.Observer.
+func (m *Metrics) FastFail(service erp.Service) {
+	m.fastFail.WithLabelValues(string(service)).Inc()
+}
+
+// Reconciled counts a lost write answer settled by reading; it implements
+// retry.Observer.
+func (m *Metrics) Reconciled(service erp.Service, applied bool) {
+	m.reconcil.WithLabelValues(string(service), strconv.FormatBool(applied)).Inc()
+}
+
+// BreakerState records a breaker's new state; it implements
+// retry.Observer and runs under the breaker's lock, so it only sets
+// collectors.
+func (m *Metrics) BreakerState(service erp.Service, from, to string) {
+	m.brkState.WithLabelValues(string(service)).Set(breakerStates[to])
+	m.brkTrans.WithLabelValues(string(service), from, to).Inc()
 }
 
 func (m *Metrics) observe(operation, code string, status int, d time.Duration) {

@@ -148,7 +148,17 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, _ := marshal(healthResponse{Status: "ready"})
+	resp := healthResponse{Status: "ready"}
+	if s.breakers != nil {
+		resp.Breakers = map[string]string{}
+		for svc, state := range s.breakers() {
+			resp.Breakers[string(svc)] = state
+			if state != "closed" {
+				resp.Status = "degraded"
+			}
+		}
+	}
+	body, _ := marshal(resp)
 	writeJSON(w, http.StatusOK, body)
 }
 

@@ -61,9 +61,13 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 		if key != "" {
 			c, replay, err := s.idem.claim(r.Context(), client.Name+"\x00"+key, digest)
 			if err != nil {
+				if e, ok := err.(*errmap.Error); ok && e.Code == errmap.IdempotencyKeyReused {
+					s.metrics.keyReuse.WithLabelValues(o.name).Inc()
+				}
 				return s.failure(r, err, t)
 			}
 			if replay != nil {
+				s.metrics.replays.WithLabelValues(o.name).Inc()
 				replay.header.Set("Idempotent-Replayed", "true")
 				return replay
 			}

@@ -43,6 +43,11 @@ type Options struct {
 	ContractJSON, ContractYAML []byte
 	// Ready reports whether the gateway can serve; nil means always ready.
 	Ready func(context.Context) error
+	// BreakerStates reports the ERP circuit breakers for /readyz; nil
+	// reports none. An open breaker makes /readyz say "degraded" but stay
+	// 200: every replica sees the same ERP, and a replica taken out of the
+	// load balancer could no longer tell agents ERP_UNAVAILABLE.
+	BreakerStates func() map[erp.Service]string
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
 }
@@ -63,6 +68,7 @@ type Server struct {
 	contractJSON []byte
 	contractYAML []byte
 	ready        func(context.Context) error
+	breakers     func() map[erp.Service]string
 	now          func() time.Time
 	router       chi.Router
 }
@@ -102,6 +108,7 @@ func NewServer(opts Options) (*Server, error) {
 		contractJSON: opts.ContractJSON,
 		contractYAML: opts.ContractYAML,
 		ready:        opts.Ready,
+		breakers:     opts.BreakerStates,
 		now:          opts.Now,
 		router:       chi.NewRouter(),
 	}

@@ -206,5 +206,6 @@ type handoverResponse struct {
 
 // healthResponse is the body of /healthz and /readyz.
 type healthResponse struct {
-	Status string `json:"status"`
+	Status   string            `json:"status"`
+	Breakers map[string]string `json:"breakers,omitempty"`
 }

@@ -110,6 +110,10 @@ const (
 	ServiceProcess          Service = "process"
 )
 
+// Services lists every ERP service the gateway calls.
+var Services = []Service{ServiceSupplierInvoice, ServicePurchaseOrder, ServiceMaterialDocument,
+	ServiceBusinessPartner, ServiceProcess}
+
 // UpstreamError is a failure reported by the ERP or on the way to it. ERP
 // adapters return it for everything that is not a NotFoundError; errmap turns
 // it into a named outcome by its message ids and status, never by its text.
@@ -124,6 +128,12 @@ type UpstreamError struct {
 	Timeout    bool              // no answer within the deadline
 	RetryAfter time.Duration     // the ERP's Retry-After hint; 0 when absent
 	Attempts   int               // attempts made, filled in by the retry layer
+	// BreakerOpen says the retry layer refused the call at once because
+	// the service's circuit breaker is open.
+	BreakerOpen bool
+	// Unconfirmed says a write may or may not have been applied: its
+	// answer was lost and no read could settle it. Set by the retry layer.
+	Unconfirmed bool
 	// Text is the ERP's own wording or the network error, for the log only:
 	// nothing turns it into a response.
 	Text string

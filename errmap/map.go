@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
 	"net/http"
 	"strings"
 
@@ -105,7 +104,7 @@ func mapErr(err error) *Error {
 	case errors.As(err, &upstream):
 		return fromUpstream(upstream)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return unavailable("", defaultRetryAfter, 0)
+		return unavailable("", defaultRetryAfter, -1)
 	}
 	return New(Internal, internalMessage, nil)
 }
@@ -182,28 +181,18 @@ func fromUpstream(u *erp.UpstreamError) *Error {
 		if e := notFoundByService(u); e != nil {
 			return e
 		}
-	case u.Write && writeUnconfirmed(u):
+	case u.Write && u.Unconfirmed:
 		return New(ERPOutcomeUnknown,
 			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat it; hold the invoice and re-check its status.", u.Operation, about(u)),
 			withKeys(u, map[string]any{"attempts": max(u.Attempts, 1)}))
 	case u.Transient || u.Timeout || u.Status == 0 || u.Status >= 500 || (u.Status >= 200 && u.Status < 300):
-		return unavailable(u.Service, retryAfterSeconds(u), u.Attempts)
+		e := unavailable(u.Service, retryAfterSeconds(u), u.Attempts)
+		if u.BreakerOpen {
+			e.Details["breaker"] = "open"
+		}
+		return e
 	}
 	return New(Internal, internalMessage, nil)
-}
-
-// writeUnconfirmed reports whether a write may have been applied without the
-// gateway seeing the answer: the attempt timed out, the connection broke
-// after it was established, or a success came back unreadable.
-func writeUnconfirmed(u *erp.UpstreamError) bool {
-	if u.Timeout || (u.Status >= 200 && u.Status < 300) {
-		return true
-	}
-	if u.Status != 0 {
-		return false
-	}
-	var op *net.OpError
-	return !(errors.As(u.Err, &op) && op.Op == "dial")
 }
 
 func notFoundByService(u *erp.UpstreamError) *Error {
@@ -300,7 +289,7 @@ func unavailable(svc erp.Service, retryAfter, attempts int) *Error {
 		what = "The ERP's " + strings.ReplaceAll(string(svc), "_", " ") + " service"
 	}
 	d := map[string]any{"retry_after_s": retryAfter}
-	if attempts > 0 {
+	if attempts >= 0 {
 		d["attempts"] = attempts
 	}
 	if svc != "" {

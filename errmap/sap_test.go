@@ -24,6 +24,12 @@ import (
 // scripted answers every OData request with one canned response, after a
 // real CSRF token fetch.
 func scripted(t *testing.T, status int, header http.Header, body string) *sap.Client {
+	return scriptedWith(t, retry.Policy{AttemptTimeout: 200 * time.Millisecond, MaxAttempts: 1,
+		Breaker: retry.BreakerSettings{Disabled: true}}, status, header, body)
+}
+
+// scriptedWith is scripted under the given retry policy.
+func scriptedWith(t *testing.T, policy retry.Policy, status int, header http.Header, body string) *sap.Client {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-CSRF-Token") == "Fetch" {
@@ -51,7 +57,7 @@ func scripted(t *testing.T, status int, header http.Header, body string) *sap.Cl
 		fmt.Fprint(w, body)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(retry.Policy{AttemptTimeout: 200 * time.Millisecond}, nil)})
+	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(policy, nil)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +221,9 @@ func TestSAPTransientFailures(t *testing.T) {
 }
 
 func TestSAPTimeouts(t *testing.T) {
-	c := scripted(t, 0, nil, "")
+	// The full retry policy: lost answers are reconciled and repeated, and
+	// the outcome stays unknown when nothing can settle it.
+	c := scriptedWith(t, retry.Policy{AttemptTimeout: 100 * time.Millisecond, InitialInterval: time.Millisecond}, 0, nil, "")
 	_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
 	if got := errmap.Map(err); got.Code != errmap.ERPOutcomeUnknown || got.Details["invoice_id"] != "5105600101" {
 		t.Errorf("post timeout = %s %v, want ERP_OUTCOME_UNKNOWN for the invoice", got.Code, got.Details)

@@ -3,7 +3,9 @@ package retry_test
 import (
 	"context"
 	"errors"
+	"net"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -11,9 +13,15 @@ import (
 	"github.com/erpgate/erpgate/retry"
 )
 
+// recorder is an Observer that keeps what it is told.
 type recorder struct {
-	mu      sync.Mutex
-	results []string
+	mu          sync.Mutex
+	results     []string
+	retries     []string
+	exhausted   int
+	fastFails   int
+	reconciled  []bool
+	transitions []string
 }
 
 func (r *recorder) Attempt(_ erp.Service, result string, _ time.Duration) {
@@ -21,42 +29,325 @@ func (r *recorder) Attempt(_ erp.Service, result string, _ time.Duration) {
 	defer r.mu.Unlock()
 	r.results = append(r.results, result)
 }
+func (r *recorder) Retry(_ erp.Service, reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.retries = append(r.retries, reason)
+}
+func (r *recorder) BudgetExhausted(erp.Service) { r.mu.Lock(); r.exhausted++; r.mu.Unlock() }
+func (r *recorder) FastFail(erp.Service)        { r.mu.Lock(); r.fastFails++; r.mu.Unlock() }
+func (r *recorder) Reconciled(_ erp.Service, applied bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reconciled = append(r.reconciled, applied)
+}
+func (r *recorder) BreakerState(_ erp.Service, from, to string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.transitions = append(r.transitions, from+">"+to)
+}
 
-func TestDoBoundsTheAttempt(t *testing.T) {
+// fakeClock advances only when the runner sleeps, so no test waits.
+type fakeClock struct {
+	mu     sync.Mutex
+	now    time.Time
+	sleeps []time.Duration
+}
+
+func (c *fakeClock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *fakeClock) Sleep(ctx context.Context, d time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.sleeps = append(c.sleeps, d)
+	c.now = c.now.Add(d)
+	return ctx.Err()
+}
+
+func newRunner(p retry.Policy) (*retry.Runner, *fakeClock, *recorder) {
+	clock := &fakeClock{now: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC)}
 	rec := &recorder{}
-	r := retry.New(retry.Policy{AttemptTimeout: 20 * time.Millisecond}, rec)
-	var deadline time.Time
-	err := r.Do(context.Background(), retry.Call{Service: erp.ServicePurchaseOrder}, func(ctx context.Context) error {
-		deadline, _ = ctx.Deadline()
-		<-ctx.Done()
-		return &erp.UpstreamError{Service: erp.ServicePurchaseOrder, Timeout: true, Transient: true, Err: ctx.Err()}
-	})
-	var up *erp.UpstreamError
-	if !errors.As(err, &up) || up.Attempts != 1 {
-		t.Fatalf("err = %v, want an UpstreamError with Attempts 1", err)
+	p.Now, p.Sleep = clock.Now, clock.Sleep
+	if p.Jitter == nil {
+		p.Jitter = func() float64 { return 0.5 }
 	}
-	if d := time.Until(deadline); d > 20*time.Millisecond {
-		t.Errorf("attempt deadline %v away, want at most the 20ms attempt timeout", d)
+	return retry.New(p, rec), clock, rec
+}
+
+// script returns fn that answers each attempt with the next error.
+func script(errs ...error) (func(context.Context) error, *int) {
+	n := 0
+	return func(context.Context) error {
+		n++
+		if n <= len(errs) {
+			return errs[n-1]
+		}
+		return nil
+	}, &n
+}
+
+func unavailable() error { return &erp.UpstreamError{Status: 503, Transient: true} }
+
+var read = retry.Call{Service: erp.ServicePurchaseOrder, Operation: "read purchase order"}
+
+func TestRetriesTransientWithFullJitter(t *testing.T) {
+	r, clock, rec := newRunner(retry.Policy{})
+	fn, n := script(unavailable(), unavailable())
+	if err := r.Do(context.Background(), read, fn); err != nil {
+		t.Fatalf("Do = %v, want success on the third attempt", err)
 	}
-	if len(rec.results) != 1 || rec.results[0] != "timeout" {
-		t.Errorf("observed %v, want [timeout]", rec.results)
+	if *n != 3 {
+		t.Errorf("attempts = %d, want 3", *n)
+	}
+	// Exponential from 200ms, doubled, each scaled by the jitter draw 0.5.
+	if want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond}; !equal(clock.sleeps, want) {
+		t.Errorf("sleeps = %v, want %v", clock.sleeps, want)
+	}
+	if len(rec.retries) != 2 || rec.retries[0] != "transient" {
+		t.Errorf("retries observed = %v", rec.retries)
 	}
 }
 
-func TestDoKeepsTheCallersDeadline(t *testing.T) {
-	r := retry.New(retry.Policy{}, nil)
-	if got := r.Policy().AttemptTimeout; got != retry.DefaultAttemptTimeout {
-		t.Errorf("default attempt timeout %v, want %v", got, retry.DefaultAttemptTimeout)
+func TestStopsAfterMaxAttempts(t *testing.T) {
+	r, _, rec := newRunner(retry.Policy{MaxAttempts: 3})
+	fn, n := script(unavailable(), unavailable(), unavailable(), unavailable())
+	err := r.Do(context.Background(), read, fn)
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || up.Attempts != 3 || *n != 3 {
+		t.Fatalf("err %v after %d attempts, want the last failure with Attempts 3", err, *n)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-	defer cancel()
-	want, _ := ctx.Deadline()
-	_ = r.Do(ctx, retry.Call{}, func(actx context.Context) error {
-		if got, _ := actx.Deadline(); got.After(want) {
-			t.Errorf("attempt deadline %v is after the caller's %v", got, want)
+	if len(rec.results) != 3 || rec.results[2] != "transient" {
+		t.Errorf("attempts observed = %v", rec.results)
+	}
+}
+
+func TestPermanentIsNotRetried(t *testing.T) {
+	r, clock, _ := newRunner(retry.Policy{})
+	for _, e := range []error{
+		&erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/201"}},
+		&erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: "4500019822"},
+		context.Canceled,
+	} {
+		fn, n := script(e, e)
+		if err := r.Do(context.Background(), read, fn); !errors.Is(err, e) || *n != 1 {
+			t.Errorf("%v: %d attempts, err %v; want 1 and the error", e, *n, err)
 		}
-		return nil
+	}
+	if len(clock.sleeps) != 0 {
+		t.Errorf("slept %v for permanent failures", clock.sleeps)
+	}
+}
+
+func TestRetryAfterHonouredWhenItFits(t *testing.T) {
+	r, clock, rec := newRunner(retry.Policy{})
+	fn, _ := script(&erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 2 * time.Second})
+	if err := r.Do(context.Background(), read, fn); err != nil {
+		t.Fatal(err)
+	}
+	if !equal(clock.sleeps, []time.Duration{2 * time.Second}) || rec.retries[0] != "retry_after" {
+		t.Errorf("sleeps %v reasons %v, want the 2s hint", clock.sleeps, rec.retries)
+	}
+}
+
+func TestRetryAfterBeyondTheDeadlineFailsAtOnce(t *testing.T) {
+	r, clock, _ := newRunner(retry.Policy{CallTimeout: 10 * time.Second})
+	fn, n := script(&erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 30 * time.Second})
+	err := r.Do(context.Background(), read, fn)
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || *n != 1 || up.RetryAfter != 30*time.Second || up.Attempts != 1 {
+		t.Fatalf("err %v after %d attempts; want one attempt keeping the 30s hint", err, *n)
+	}
+	if len(clock.sleeps) != 0 {
+		t.Errorf("slept %v", clock.sleeps)
+	}
+}
+
+func TestCallerDeadlineBoundsTheWaits(t *testing.T) {
+	r, _, _ := newRunner(retry.Policy{InitialInterval: time.Second})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	fn, n := script(unavailable(), unavailable())
+	// The fake clock stands still, so the 500ms wait would end past the
+	// caller's 100ms deadline: no retry.
+	if err := r.Do(ctx, read, fn); err == nil || *n != 1 {
+		t.Errorf("err %v after %d attempts, want one attempt", err, *n)
+	}
+}
+
+func TestAttemptTimeout(t *testing.T) {
+	r := retry.New(retry.Policy{AttemptTimeout: 20 * time.Millisecond, MaxAttempts: 1}, nil)
+	var deadline time.Time
+	_ = r.Do(context.Background(), read, func(ctx context.Context) error {
+		deadline, _ = ctx.Deadline()
+		<-ctx.Done()
+		return &erp.UpstreamError{Timeout: true, Transient: true, Err: ctx.Err()}
 	})
+	if d := time.Until(deadline); d > 20*time.Millisecond {
+		t.Errorf("attempt deadline %v away, want at most 20ms", d)
+	}
+}
+
+func TestBreakerOpensAndFailsFast(t *testing.T) {
+	r, _, rec := newRunner(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 30 * time.Second}})
+	for i := 0; i < 5; i++ {
+		fn, _ := script(unavailable())
+		_ = r.Do(context.Background(), read, fn)
+	}
+	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "open" {
+		t.Fatalf("breaker %s after 5 failures in a row, want open", got)
+	}
+	called := false
+	err := r.Do(context.Background(), read, func(context.Context) error { called = true; return nil })
+	var up *erp.UpstreamError
+	if called || !errors.As(err, &up) || !up.BreakerOpen || !up.Transient || up.Attempts != 0 {
+		t.Fatalf("open breaker: called %v err %v", called, err)
+	}
+	if up.RetryAfter < 29*time.Second || up.RetryAfter > 30*time.Second {
+		t.Errorf("RetryAfter %v, want the time to the half-open probe (about 30s)", up.RetryAfter)
+	}
+	if rec.fastFails != 1 || len(rec.transitions) != 1 || rec.transitions[0] != "closed>open" {
+		t.Errorf("fast fails %d transitions %v", rec.fastFails, rec.transitions)
+	}
+	// Another service is not affected.
+	if err := r.Do(context.Background(), retry.Call{Service: erp.ServiceBusinessPartner}, func(context.Context) error { return nil }); err != nil {
+		t.Errorf("other service: %v", err)
+	}
+}
+
+func TestBreakerHalfOpenProbeCloses(t *testing.T) {
+	r := retry.New(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 20 * time.Millisecond}}, nil)
+	for i := 0; i < 5; i++ {
+		_ = r.Do(context.Background(), read, func(context.Context) error { return unavailable() })
+	}
+	time.Sleep(30 * time.Millisecond) // gobreaker reads the wall clock
+	if err := r.Do(context.Background(), read, func(context.Context) error { return nil }); err != nil {
+		t.Fatalf("probe: %v", err)
+	}
+	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "closed" {
+		t.Errorf("breaker %s after a good probe, want closed", got)
+	}
+}
+
+func TestBusinessErrorsAndCancellationsDoNotOpenTheBreaker(t *testing.T) {
+	r, _, _ := newRunner(retry.Policy{MaxAttempts: 1})
+	for i := 0; i < 20; i++ {
+		_ = r.Do(context.Background(), read, func(context.Context) error {
+			return &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/019"}}
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_ = r.Do(ctx, read, func(ctx context.Context) error {
+			return &erp.UpstreamError{Timeout: true, Transient: true, Err: ctx.Err()}
+		})
+	}
+	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "closed" {
+		t.Errorf("breaker %s, want closed: business errors are answers and cancellations say nothing", got)
+	}
+}
+
+func TestRetryBudget(t *testing.T) {
+	r, _, rec := newRunner(retry.Policy{MaxAttempts: 2, Budget: retry.BudgetSettings{Capacity: 2, Deposit: 0.001},
+		Breaker: retry.BreakerSettings{Disabled: true}})
+	attempts := 0
+	for i := 0; i < 10; i++ {
+		_ = r.Do(context.Background(), read, func(context.Context) error { attempts++; return unavailable() })
+	}
+	// Two retries from the initial tokens, then none.
+	if attempts != 12 || rec.exhausted != 8 {
+		t.Errorf("attempts %d, budget refusals %d; want 12 and 8", attempts, rec.exhausted)
+	}
+}
+
+func TestWriteWithLostAnswer(t *testing.T) {
+	write := retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "release invoice", Write: true}
+	lost := func() error { return &erp.UpstreamError{Write: true, Timeout: true} }
+	reset := func() error {
+		return &erp.UpstreamError{Write: true, Transient: true, Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
+	}
+	refused := &erp.UpstreamError{Write: true, Transient: true, Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+
+	t.Run("not repeated without dedupe or reconcile", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		fn, n := script(lost())
+		err := r.Do(context.Background(), write, fn)
+		var up *erp.UpstreamError
+		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
+			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
+		}
+	})
+	t.Run("reconciled as applied", func(t *testing.T) {
+		r, _, rec := newRunner(retry.Policy{})
+		c := write
+		c.Reconcile = func(context.Context) (bool, error) { return true, nil }
+		fn, n := script(reset())
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 1 {
+			t.Errorf("err %v after %d attempts, want success without a repeat", err, *n)
+		}
+		if len(rec.reconciled) != 1 || !rec.reconciled[0] {
+			t.Errorf("reconciled %v", rec.reconciled)
+		}
+	})
+	t.Run("reconciled as not applied, then repeated", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		c := write
+		c.Reconcile = func(context.Context) (bool, error) { return false, nil }
+		fn, n := script(lost())
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 2 {
+			t.Errorf("err %v after %d attempts, want success on the repeat", err, *n)
+		}
+	})
+	t.Run("reconcile fails: outcome unknown", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		c := write
+		c.Reconcile = func(context.Context) (bool, error) { return false, unavailable() }
+		fn, n := script(lost())
+		err := r.Do(context.Background(), c, fn)
+		var up *erp.UpstreamError
+		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
+			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
+		}
+	})
+	t.Run("deduplicated by the ERP: repeated", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		c := write
+		c.Idempotent = true
+		fn, n := script(lost(), lost())
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 3 {
+			t.Errorf("err %v after %d attempts, want success on the third", err, *n)
+		}
+	})
+	t.Run("refused connection and 503 are repeated", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		fn, n := script(refused, &erp.UpstreamError{Write: true, Status: 503, Transient: true})
+		if err := r.Do(context.Background(), write, fn); err != nil || *n != 3 {
+			t.Errorf("err %v after %d attempts, want success on the third", err, *n)
+		}
+	})
+}
+
+func TestDefaultClassify(t *testing.T) {
+	tests := []struct {
+		err   error
+		write bool
+		want  retry.Class
+	}{
+		{&erp.UpstreamError{Status: 503, Transient: true}, false, retry.Transient},
+		{&erp.UpstreamError{Status: 502, Transient: true}, false, retry.Transient},
+		{&erp.UpstreamError{Status: 502, Transient: true}, true, retry.OutcomeUnknown},
+		{&erp.UpstreamError{Status: 504, Transient: true}, true, retry.OutcomeUnknown},
+		{&erp.UpstreamError{Status: 429, Transient: true}, true, retry.Transient},
+		{&erp.UpstreamError{Status: 200}, false, retry.Transient},
+		{&erp.UpstreamError{Status: 200}, true, retry.OutcomeUnknown},
+		{&erp.UpstreamError{Timeout: true}, false, retry.Transient},
+		{&erp.UpstreamError{Status: 400}, true, retry.Permanent},
+		{&erp.UpstreamError{BreakerOpen: true, Transient: true}, false, retry.Permanent},
+		{&erp.UpstreamError{Timeout: true, Err: context.Canceled}, false, retry.Permanent},
+		{errors.New("other"), false, retry.Permanent},
+	}
+	for _, tt := range tests {
+		if got := retry.DefaultClassify(tt.err, tt.write); got != tt.want {
+			t.Errorf("DefaultClassify(%v, write=%v) = %s, want %s", tt.err, tt.write, got, tt.want)
+		}
+	}
 }
 
 func TestResult(t *testing.T) {
@@ -76,4 +367,16 @@ func TestResult(t *testing.T) {
 			t.Errorf("Result(%v) = %s, want %s", tt.err, got, tt.want)
 		}
 	}
+}
+
+func equal(a, b []time.Duration) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
 )
 
 // config is every setting of the gateway. Each has a flag and an
@@ -25,6 +26,7 @@ type config struct {
 	erpUser          string
 	erpPassword      string
 	erpTimeout       time.Duration
+	retry            retry.Policy
 	simAddr          string
 	autoApproveLimit decimal.Decimal
 	tolerance        erp.Tolerance
@@ -47,6 +49,12 @@ var settings = []setting{
 	{"erp-user", "ERPGATE_ERP_USER", "", "ERP basic-auth user"},
 	{"erp-password", "ERPGATE_ERP_PASSWORD", "", "ERP basic-auth password (prefer the environment variable)"},
 	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt"},
+	{"erp-attempts", "ERPGATE_ERP_ATTEMPTS", "3", "most attempts of one ERP call (1 turns retries off)"},
+	{"erp-call-timeout", "ERPGATE_ERP_CALL_TIMEOUT", "10s", "deadline of one ERP call, retries and waits included"},
+	{"erp-backoff", "ERPGATE_ERP_BACKOFF", "200ms", "first backoff before a retry (exponential, full jitter)"},
+	{"erp-backoff-max", "ERPGATE_ERP_BACKOFF_MAX", "2s", "longest backoff before a retry"},
+	{"breaker-open-for", "ERPGATE_BREAKER_OPEN_FOR", "5s", "how long an ERP service's circuit breaker stays open before a probe"},
+	{"retry-budget", "ERPGATE_RETRY_BUDGET", "0.1", "retries allowed per ERP call in the long run, per service (token bucket; 0 turns the budget off)"},
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)"},
 	{"auto-approve-limit", "ERPGATE_AUTO_APPROVE_LIMIT", "10000", "simulated ERP: amounts up to this are approved at once"},
 	{"tolerance-percent", "ERPGATE_TOLERANCE_PERCENT", "2", "three-way match tolerance in percent"},
@@ -110,6 +118,32 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	var err error
 	if c.erpTimeout, err = time.ParseDuration(v("erp-timeout")); err != nil || c.erpTimeout <= 0 {
 		bad("erp-timeout", "must be a positive duration such as 3s")
+	}
+	c.retry.AttemptTimeout = c.erpTimeout
+	if c.retry.MaxAttempts, err = strconv.Atoi(v("erp-attempts")); err != nil || c.retry.MaxAttempts < 1 || c.retry.MaxAttempts > 10 {
+		bad("erp-attempts", "must be a whole number from 1 to 10")
+	}
+	durations := []struct {
+		name string
+		dst  *time.Duration
+	}{
+		{"erp-call-timeout", &c.retry.CallTimeout}, {"erp-backoff", &c.retry.InitialInterval},
+		{"erp-backoff-max", &c.retry.MaxInterval}, {"breaker-open-for", &c.retry.Breaker.OpenFor},
+	}
+	for _, d := range durations {
+		if *d.dst, err = time.ParseDuration(v(d.name)); err != nil || *d.dst <= 0 {
+			bad(d.name, "must be a positive duration such as 2s")
+		}
+	}
+	if c.retry.CallTimeout < c.erpTimeout {
+		bad("erp-call-timeout", "must not be shorter than -erp-timeout")
+	}
+	if ratio, err := strconv.ParseFloat(v("retry-budget"), 64); err != nil || ratio < 0 || ratio > 1 {
+		bad("retry-budget", "must be a number from 0 to 1")
+	} else if ratio == 0 {
+		c.retry.Budget.Disabled = true
+	} else {
+		c.retry.Budget.Deposit = ratio
 	}
 	c.simAddr = v("sim-addr")
 	if c.autoApproveLimit, err = decimal.NewFromString(v("auto-approve-limit")); err != nil || c.autoApproveLimit.IsNegative() {

@@ -39,7 +39,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	metrics := api.NewMetrics()
-	runner := retry.New(retry.Policy{AttemptTimeout: cfg.erpTimeout}, metrics)
+	runner := retry.New(cfg.retry, metrics)
 	client, err := sap.New(erpURL, sap.Options{Runner: runner, User: cfg.erpUser, Password: cfg.erpPassword,
 		Logger: logger.With("component", "erp")})
 	if err != nil {
@@ -69,7 +69,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler, err := api.NewServer(api.Options{
 		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits,
-		ContractJSON: contractJSON, ContractYAML: contractYAML,
+		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {
 		ln.Close()

@@ -233,7 +233,7 @@ func TestAttemptTimeout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t, hang)
-			c := f.client(Options{Runner: retry.New(retry.Policy{AttemptTimeout: 50 * time.Millisecond}, nil)})
+			c := f.client(Options{Runner: retry.New(oneAttempt(50*time.Millisecond), nil)})
 			start := time.Now()
 			err := tt.call(context.Background(), c)
 			if d := time.Since(start); d > 2*time.Second {

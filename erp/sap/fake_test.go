@@ -122,7 +122,7 @@ func (f *fakeSAP) fetchCount() int {
 func (f *fakeSAP) client(opts Options) *Client {
 	f.t.Helper()
 	if opts.Runner == nil {
-		opts.Runner = retry.New(retry.Policy{AttemptTimeout: 2 * time.Second}, nil)
+		opts.Runner = retry.New(oneAttempt(2*time.Second), nil)
 	}
 	c, err := New(f.srv.URL, opts)
 	if err != nil {
@@ -173,4 +173,10 @@ func invoiceJSON(id, fy, status, block string) string {
 
 func list(entries ...string) string {
 	return `{"d":{"results":[` + strings.Join(entries, ",") + `]}}`
+}
+
+// oneAttempt is a policy without retries or breakers, so that each test
+// sees exactly what one exchange with the server gives.
+func oneAttempt(timeout time.Duration) retry.Policy {
+	return retry.Policy{AttemptTimeout: timeout, MaxAttempts: 1, Breaker: retry.BreakerSettings{Disabled: true}}
 }

@@ -3,6 +3,7 @@ package sap
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
@@ -63,8 +64,23 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 		return erp.Posting{}, err
 	}
 	const op = "release invoice"
+	// A Release whose answer was lost is settled by reading the invoice
+	// before anything is repeated.
+	var settled *erp.Invoice
+	reconcile := func(ctx context.Context) (bool, error) {
+		cur, err := c.Invoice(ctx, inv.ID)
+		if err != nil {
+			return false, err
+		}
+		if cur.Status == erp.InvoicePosted {
+			settled = &cur
+			return true, nil
+		}
+		return false, nil
+	}
 	r := request{
-		call:   retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true},
+		call: retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true,
+			Idempotent: true, Reconcile: reconcile},
 		method: http.MethodPost,
 		url: c.url(erp.ServiceSupplierInvoice, "Release",
 			param{"SupplierInvoice", literal(inv.ID)},
@@ -81,6 +97,10 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 	})
 	if err != nil {
 		return erp.Posting{}, err
+	}
+	if settled != nil {
+		return erp.Posting{InvoiceID: settled.ID, FiscalYear: settled.FiscalYear, Status: erp.InvoicePosted,
+			PaymentBlock: settled.PaymentBlock}, nil
 	}
 	msgs, err := ParseMessages(rep.header.Get("sap-message"))
 	if err != nil {
@@ -115,10 +135,14 @@ func (c *Client) fiscalYear(ctx context.Context, invoiceID, fy string) (string, 
 // repeatabilityHeader carries the idempotency key as SAP's
 // Repeatability-Request-ID. SAP limits the id's length and the key is the
 // caller's, so the id is a digest of the operation and the key: 32 hex
-// characters, the same for every repetition of the same call.
+// characters, the same for every repetition of the same call. Without a key
+// the write still gets an id of its own, fixed for all its attempts, so the
+// ERP drops a repeat the retry layer makes after a lost answer.
 func repeatabilityHeader(op, key string) http.Header {
 	if key == "" {
-		return nil
+		var b [16]byte
+		_, _ = rand.Read(b[:])
+		return http.Header{"Repeatability-Request-Id": {hex.EncodeToString(b[:])}}
 	}
 	return http.Header{"Repeatability-Request-Id": {repeatabilityID(op, key)}}
 }

@@ -82,7 +82,7 @@ func create[B, W, D any](ctx context.Context, c *Client, op, set string, body B,
 		return v, err
 	}
 	r := request{
-		call:     retry.Call{Service: erp.ServiceProcess, Operation: op, Write: true},
+		call:     retry.Call{Service: erp.ServiceProcess, Operation: op, Write: true, Idempotent: true},
 		method:   http.MethodPost,
 		url:      c.url(erp.ServiceProcess, set),
 		body:     data,

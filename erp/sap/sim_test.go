@@ -24,6 +24,10 @@ func newSim(t *testing.T, opts sim.Options, policy retry.Policy) (*sim.Server, *
 	if policy.AttemptTimeout == 0 {
 		policy.AttemptTimeout = 5 * time.Second
 	}
+	if policy.MaxAttempts == 0 {
+		policy.MaxAttempts = 1
+		policy.Breaker.Disabled = true
+	}
 	c, err := New(srv.URL, Options{Runner: retry.New(policy, nil)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
