@@ -43,29 +43,35 @@ type stack struct {
 	client  *http.Client
 }
 
-type stackOption func(*api.Options, *retry.Policy)
+type stackOption func(*api.Options, *retry.Policy, *sim.Options)
 
 func withOptions(f func(*api.Options)) stackOption {
-	return func(o *api.Options, _ *retry.Policy) { f(o) }
+	return func(o *api.Options, _ *retry.Policy, _ *sim.Options) { f(o) }
 }
 
-func withAttemptTimeout(d time.Duration) stackOption {
-	return func(_ *api.Options, p *retry.Policy) { p.AttemptTimeout = d }
+func withPolicy(f func(*retry.Policy)) stackOption {
+	return func(_ *api.Options, p *retry.Policy, _ *sim.Options) { f(p) }
+}
+
+func withSim(f func(*sim.Options)) stackOption {
+	return func(_ *api.Options, _ *retry.Policy, so *sim.Options) { f(so) }
 }
 
 func newStack(t *testing.T, opts ...stackOption) *stack {
 	t.Helper()
-	s := &stack{t: t, sim: sim.New(sim.Options{})}
+	s := &stack{t: t}
+	s.metrics = api.NewMetrics()
+	o := api.Options{Metrics: s.metrics}
+	p := retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
+	var so sim.Options
+	for _, f := range opts {
+		f(&o, &p, &so)
+	}
+	s.sim = sim.New(so)
 	simSrv := httptest.NewServer(s.sim)
 	t.Cleanup(simSrv.Close)
 	s.simURL = simSrv.URL
 
-	s.metrics = api.NewMetrics()
-	o := api.Options{Metrics: s.metrics}
-	p := retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
-	for _, f := range opts {
-		f(&o, &p)
-	}
 	client, err := sap.New(simSrv.URL, sap.Options{Runner: retry.New(p, s.metrics)})
 	if err != nil {
 		t.Fatal(err)

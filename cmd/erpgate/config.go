@@ -14,6 +14,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -28,6 +29,8 @@ type config struct {
 	erpTimeout       time.Duration
 	retry            retry.Policy
 	simAddr          string
+	simFaults        []sim.FaultRule
+	simSeed          uint64
 	autoApproveLimit decimal.Decimal
 	tolerance        erp.Tolerance
 	maxBodyBytes     int64
@@ -56,6 +59,8 @@ var settings = []setting{
 	{"breaker-open-for", "ERPGATE_BREAKER_OPEN_FOR", "5s", "how long an ERP service's circuit breaker stays open before a probe"},
 	{"retry-budget", "ERPGATE_RETRY_BUDGET", "0.1", "retries allowed per ERP call in the long run, per service (token bucket; 0 turns the budget off)"},
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)"},
+	{"sim-faults", "ERPGATE_SIM_FAULTS", "", "simulated ERP: faults to inject, e.g. purchase_order:status=503,p=0.3 (grammar in the README)"},
+	{"sim-seed", "ERPGATE_SIM_SEED", "1", "simulated ERP: seed of the fault probabilities"},
 	{"auto-approve-limit", "ERPGATE_AUTO_APPROVE_LIMIT", "10000", "simulated ERP: amounts up to this are approved at once"},
 	{"tolerance-percent", "ERPGATE_TOLERANCE_PERCENT", "2", "three-way match tolerance in percent"},
 	{"tolerance-absolute", "ERPGATE_TOLERANCE_ABSOLUTE", "50", "three-way match tolerance as an amount in the document currency"},
@@ -146,6 +151,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		c.retry.Budget.Deposit = ratio
 	}
 	c.simAddr = v("sim-addr")
+	if c.simFaults, err = sim.ParseFaults(v("sim-faults")); err != nil {
+		bad("sim-faults", err.Error())
+	}
+	if c.simSeed, err = strconv.ParseUint(v("sim-seed"), 10, 64); err != nil {
+		bad("sim-seed", "must be a whole number")
+	}
 	if c.autoApproveLimit, err = decimal.NewFromString(v("auto-approve-limit")); err != nil || c.autoApproveLimit.IsNegative() {
 		bad("auto-approve-limit", "must be a non-negative amount")
 	}

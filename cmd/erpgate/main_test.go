@@ -98,16 +98,29 @@ func TestRunTakesSettingsFromTheEnvironment(t *testing.T) {
 	}
 }
 
+func TestRunInjectsConfiguredFaults(t *testing.T) {
+	base := startGateway(t, map[string]string{"ERPGATE_SIM_FAULTS": "purchase_order:status=503,retry_after_s=45"},
+		"-erp-attempts", "1")
+	code, body := get(t, base+"/purchase-orders/4500018822")
+	if code != 503 || !strings.Contains(string(body), `"retry_after_s":45`) {
+		t.Errorf("with a 503 fault: %d %s", code, body)
+	}
+	if code, _ := get(t, base+"/purchase-orders/4500018822"); code != 200 {
+		t.Errorf("after the one fault: %d", code)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	var stderr strings.Builder
 	_, err := parseConfig([]string{"-erp-timeout", "soon", "-run-budget", "0", "-log-level", "loud"},
 		func(k string) string {
-			return map[string]string{"ERPGATE_ERP_URL": "not a url", "ERPGATE_API_KEYS": "bot:abc:read"}[k]
+			return map[string]string{"ERPGATE_ERP_URL": "not a url", "ERPGATE_API_KEYS": "bot:abc:read",
+				"ERPGATE_SIM_FAULTS": "po:colour=red"}[k]
 		}, &stderr)
 	if err == nil {
 		t.Fatal("bad settings accepted")
 	}
-	for _, want := range []string{"-erp-timeout (ERPGATE_ERP_TIMEOUT)", "-run-budget", "-log-level", "-erp-url", "-api-keys"} {
+	for _, want := range []string{"-erp-timeout (ERPGATE_ERP_TIMEOUT)", "-run-budget", "-log-level", "-erp-url", "-api-keys", "-sim-faults"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}

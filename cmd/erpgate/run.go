@@ -29,7 +29,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	erpURL, erpName := cfg.erpURL, "S/4HANA"
 	if erpURL == "" {
-		simulator := sim.New(sim.Options{AutoApproveLimit: cfg.autoApproveLimit, Logger: logger.With("component", "sim")})
+		simulator := sim.New(sim.Options{AutoApproveLimit: cfg.autoApproveLimit, Faults: cfg.simFaults, Seed: cfg.simSeed,
+			Logger: logger.With("component", "sim")})
 		url, shutdown, err := simulator.Start(cfg.simAddr)
 		if err != nil {
 			return fmt.Errorf("start the simulated ERP on %s: %w", cfg.simAddr, err)

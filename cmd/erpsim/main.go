@@ -4,13 +4,25 @@
 // Usage:
 //
 //	erpsim [-addr 127.0.0.1:8090] [-auto-approve-limit 10000] [-envelope v2|v2detail|v4]
+//	       [-faults SPEC] [-seed N]
 //
 // Each flag defaults to its environment variable (ERPSIM_ADDR,
-// ERPSIM_AUTO_APPROVE_LIMIT, ERPSIM_ENVELOPE) when that is set.
+// ERPSIM_AUTO_APPROVE_LIMIT, ERPSIM_ENVELOPE, ERPSIM_FAULTS, ERPSIM_SEED)
+// when that is set.
+//
+// -faults puts fault rules in force from the start, in the text form
+// sim.ParseFaults documents, for example
+//
+//	erpsim -seed 7 -faults 'purchase_order:status=503,p=0.3;supplier_invoice:kind=lost,method=POST,path=Release,count=1'
+//
+// -seed seeds the generator that rules with a probability draw from, so a
+// run with the same seed, rules and requests injects the same faults.
+// More rules can be added, listed and cleared at /sim/admin/faults.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -18,6 +30,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -47,6 +60,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		"amount up to which approvals are granted at once (env ERPSIM_AUTO_APPROVE_LIMIT)")
 	envelope := fs.String("envelope", envOr(getenv, "ERPSIM_ENVELOPE", sim.EnvelopeV2),
 		"error envelope form: v2, v2detail or v4 (env ERPSIM_ENVELOPE)")
+	faults := fs.String("faults", getenv("ERPSIM_FAULTS"),
+		"fault rules in force from the start, such as 'purchase_order:status=503,p=0.3;*:kind=hang,delay_ms=5000,schedule=..x' (env ERPSIM_FAULTS)")
+	seedText := fs.String("seed", envOr(getenv, "ERPSIM_SEED", "1"), "seed for fault rules with a probability (env ERPSIM_SEED)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -62,9 +78,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	default:
 		return fmt.Errorf("invalid -envelope %q: use v2, v2detail or v4", *envelope)
 	}
+	rules, err := sim.ParseFaults(*faults)
+	if err != nil {
+		return fmt.Errorf("invalid -faults: %w", err)
+	}
+	seed, err := strconv.ParseUint(*seedText, 10, 64)
+	if err != nil {
+		return fmt.Errorf("invalid -seed %q: want an unsigned integer", *seedText)
+	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv := sim.New(sim.Options{AutoApproveLimit: autoApprove, Envelope: *envelope, Logger: logger})
+	srv := sim.New(sim.Options{AutoApproveLimit: autoApprove, Envelope: *envelope, Faults: rules, Seed: seed, Logger: logger})
+	for _, r := range srv.Faults() {
+		b, _ := json.Marshal(r)
+		logger.Info("erpsim: fault rule in force", "rule", string(b))
+	}
 	url, shutdown, err := srv.Start(*addr)
 	if err != nil {
 		return err

@@ -7,9 +7,13 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/erp/sim"
 )
 
 // start runs the command until the test ends and returns its base URL.
@@ -101,6 +105,10 @@ func TestRunErrors(t *testing.T) {
 		{"bad envelope", []string{"-envelope", "xml"}, nil, "invalid -envelope"},
 		{"extra argument", []string{"serve"}, nil, "unexpected arguments"},
 		{"bad address", []string{"-addr", "127.0.0.1:-1"}, nil, "invalid port"},
+		{"bad faults", []string{"-faults", "*:kind=hang,p=0.5,schedule=x"}, nil, "invalid -faults: sim: fault rule 1"},
+		{"bad faults in environment", nil, map[string]string{"ERPSIM_FAULTS": "payroll:kind=hang"}, `unknown service "payroll"`},
+		{"bad seed", []string{"-seed", "-1"}, nil, `invalid -seed "-1"`},
+		{"bad seed in environment", nil, map[string]string{"ERPSIM_SEED": "x"}, `invalid -seed "x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -113,5 +121,69 @@ func TestRunErrors(t *testing.T) {
 				t.Errorf("stdout: got %q, want nothing", stdout.String())
 			}
 		})
+	}
+}
+
+// faultSequence sends n GETs of a supplier and returns which were answered
+// 503.
+func faultSequence(t *testing.T, url string, n int) []bool {
+	t.Helper()
+	out := make([]bool, n)
+	for i := range out {
+		resp, err := http.Get(url + "/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier('100042')")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		out[i] = resp.StatusCode == http.StatusServiceUnavailable
+		if !out[i] && resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: got %d", i, resp.StatusCode)
+		}
+	}
+	return out
+}
+
+func TestRunFaults(t *testing.T) {
+	url := start(t, []string{"-addr", "127.0.0.1:0", "-faults", "business_partner:status=503;purchase_order:kind=reset,method=POST"}, nil)
+	if got := faultSequence(t, url, 3); !slices.Equal(got, []bool{true, false, false}) {
+		t.Errorf("-faults status=503: got %v, want one 503", got)
+	}
+	resp, err := http.Get(url + "/sim/admin/faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed struct{ Faults []sim.FaultStat }
+	err = json.NewDecoder(resp.Body).Decode(&listed)
+	resp.Body.Close()
+	if err != nil || len(listed.Faults) != 1 || listed.Faults[0].Kind != sim.FaultReset || listed.Faults[0].Method != "POST" {
+		t.Errorf("rules left: got %+v %v", listed.Faults, err)
+	}
+
+	// The seed from the environment or the flag reproduces a simulator
+	// built with the same seed and rules.
+	const spec, n = "business_partner:status=503,p=0.5", 40
+	want := func(seed uint64) []bool {
+		rules, err := sim.ParseFaults(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(sim.New(sim.Options{Seed: seed, Faults: rules}))
+		defer ts.Close()
+		return faultSequence(t, ts.URL, n)
+	}
+	seven, eight := want(7), want(8)
+	if slices.Equal(seven, eight) {
+		t.Fatalf("seeds 7 and 8 gave the same sequence")
+	}
+	env := map[string]string{"ERPSIM_ADDR": "127.0.0.1:0", "ERPSIM_FAULTS": spec, "ERPSIM_SEED": "7"}
+	if got := faultSequence(t, start(t, nil, env), n); !slices.Equal(got, seven) {
+		t.Errorf("ERPSIM_SEED=7: got %v, want %v", got, seven)
+	}
+	if got := faultSequence(t, start(t, []string{"-seed", "8"}, env), n); !slices.Equal(got, eight) {
+		t.Errorf("-seed 8 over ERPSIM_SEED=7: got %v, want %v", got, eight)
+	}
+	if got := faultSequence(t, start(t, []string{"-faults", ""}, env), n); slices.Contains(got, true) {
+		t.Errorf("-faults '' over ERPSIM_FAULTS: got faults %v", got)
 	}
 }

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 )
 
@@ -19,14 +21,22 @@ func adminError(w http.ResponseWriter, status int, msg string) {
 }
 
 func readAdminBody(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	body, err := readAdminBytes(r)
 	if err != nil {
 		return err
 	}
-	if len(body) == 0 {
-		return errors.New("empty body")
-	}
 	return json.Unmarshal(body, v)
+}
+
+func readAdminBytes(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, errors.New("empty body")
+	}
+	return body, nil
 }
 
 // adminDecision is POST /sim/admin/approvals/{id}/decision.
@@ -54,29 +64,74 @@ func (s *Server) adminDecision(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// adminListFaults is GET /sim/admin/faults.
+// adminListFaults is GET /sim/admin/faults; it answers
+// {"faults": FaultStats()}.
 func (s *Server) adminListFaults(w http.ResponseWriter, _ *http.Request) {
-	adminJSON(w, http.StatusOK, map[string]any{"faults": s.Faults()})
+	adminJSON(w, http.StatusOK, map[string]any{"faults": s.FaultStats()})
 }
 
-// adminAddFault is POST /sim/admin/faults.
+// adminAddFault is POST /sim/admin/faults. The body is one rule object, an
+// array of them, or with Content-Type text/plain the text form ParseFaults
+// reads. The rules are added all or none, and the answer lists the rules
+// in force as GET does.
 func (s *Server) adminAddFault(w http.ResponseWriter, r *http.Request) {
-	var rule FaultRule
-	if err := readAdminBody(r, &rule); err != nil {
+	body, err := readAdminBytes(r)
+	if err != nil {
 		adminError(w, http.StatusBadRequest, "invalid body: "+err.Error())
 		return
 	}
-	if err := s.InjectFault(rule); err != nil {
+	var rules []FaultRule
+	if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "text/plain" {
+		rules, err = ParseFaults(string(body))
+	} else {
+		rules, err = decodeFaultRules(body)
+	}
+	if err != nil {
 		adminError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	adminJSON(w, http.StatusOK, map[string]any{"faults": s.Faults()})
+	if err := s.InjectFaults(rules...); err != nil {
+		adminError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	adminJSON(w, http.StatusOK, map[string]any{"faults": s.FaultStats()})
+}
+
+// decodeFaultRules reads one JSON rule or an array of them. Unknown fields
+// are errors, so a misspelt field does not silently widen a rule; the
+// counters GET answers with are accepted and ignored, so a listed rule can
+// be posted back.
+func decodeFaultRules(body []byte) ([]FaultRule, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var stats []FaultStat
+	var err error
+	if bytes.HasPrefix(bytes.TrimSpace(body), []byte("[")) {
+		err = dec.Decode(&stats)
+	} else {
+		var one FaultStat
+		err = dec.Decode(&one)
+		stats = []FaultStat{one}
+	}
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("data after the rules")
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invalid body: %w", err)
+	}
+	rules := make([]FaultRule, len(stats))
+	for i, st := range stats {
+		rules[i] = st.FaultRule
+	}
+	return rules, nil
 }
 
 // adminClearFaults is DELETE /sim/admin/faults.
 func (s *Server) adminClearFaults(w http.ResponseWriter, _ *http.Request) {
 	s.ClearFaults()
-	adminJSON(w, http.StatusOK, map[string]any{"faults": []FaultRule{}})
+	adminJSON(w, http.StatusOK, map[string]any{"faults": []FaultStat{}})
 }
 
 // adminExpireTokens is POST /sim/admin/csrf/expire.

@@ -73,6 +73,7 @@ func TestNewPanicsOnInvalidOptions(t *testing.T) {
 	for _, opts := range []sim.Options{
 		{Envelope: "json"},
 		{Faults: []sim.FaultRule{{Kind: "meltdown"}}},
+		{Faults: []sim.FaultRule{{Kind: sim.FaultReset, Probability: 2}}},
 	} {
 		func() {
 			defer func() {
@@ -130,5 +131,81 @@ func TestStart(t *testing.T) {
 	}
 	if _, _, err := s.Start("127.0.0.1:-1"); err == nil {
 		t.Errorf("Start on a bad address: got nil error")
+	}
+}
+
+func TestAdminFaultsArrayAndListing(t *testing.T) {
+	e := newEnv(t, sim.Options{})
+	type listing struct{ Faults []sim.FaultStat }
+	decode := func(r reply) listing {
+		t.Helper()
+		var l listing
+		if err := json.Unmarshal(r.body, &l); err != nil {
+			t.Fatalf("listing: %v: %s", err, r.body)
+		}
+		return l
+	}
+	added := decode(e.admin(http.MethodPost, "/sim/admin/faults", []map[string]any{
+		{"service": "business_partner", "status": 502, "schedule": "x.", "count": 3},
+		{"service": "purchase_order", "kind": "reset", "method": "post", "path": "Release"},
+	}))
+	if len(added.Faults) != 2 || added.Faults[0].Kind != sim.FaultStatus || added.Faults[1].Method != "POST" {
+		t.Fatalf("POST answer: got %+v", added.Faults)
+	}
+	for range 4 {
+		e.get(supplierPath)
+	}
+	l := decode(e.admin(http.MethodGet, "/sim/admin/faults", nil))
+	if len(l.Faults) != 2 {
+		t.Fatalf("GET: got %+v", l.Faults)
+	}
+	if f := l.Faults[0]; f.Matched != 4 || f.Injected != 2 || f.Count != 1 || f.Schedule != "x." {
+		t.Errorf("schedule rule: got %+v, want 4 matched, 2 injected, 1 left", f)
+	}
+	if f := l.Faults[1]; f.Matched != 0 || f.Injected != 0 || f.Count != 1 {
+		t.Errorf("unused rule: got %+v", f)
+	}
+	var raw struct{ Faults []map[string]any }
+	if err := json.Unmarshal(e.admin(http.MethodGet, "/sim/admin/faults", nil).body, &raw); err != nil || raw.Faults[1]["injected"] != 0.0 {
+		t.Errorf("injected field: got %v %v", raw, err)
+	}
+
+	// A listed rule can be posted back as it is.
+	e.admin(http.MethodPost, "/sim/admin/faults", raw.Faults[0])
+	// The text form, with Content-Type text/plain.
+	r := e.do(http.MethodPost, "/sim/admin/faults", "*:kind=hang,delay_ms=1,p=0.5;process:status=429", map[string]string{"Content-Type": "text/plain; charset=utf-8"})
+	if l := decode(r); r.status != http.StatusOK || len(l.Faults) != 5 || l.Faults[4].Status != 429 || l.Faults[3].Probability != 0.5 {
+		t.Errorf("text form: got %d %+v", r.status, l.Faults)
+	}
+
+	bad := []struct {
+		body   any
+		header map[string]string
+		want   string
+	}{
+		{[]map[string]any{{"kind": "reset"}, {"kind": "explode"}}, nil, "rule 2"},
+		{map[string]any{"kind": "reset", "probabilty": 0.5}, nil, "unknown field"},
+		{map[string]any{"kind": "reset", "probability": 0.5, "schedule": "x"}, nil, "exclude each other"},
+		{"[", nil, "invalid body"},
+		{`{"kind":"reset"} {"kind":"reset"}`, nil, "data after the rules"},
+		{`{"kind":"reset"}]`, nil, "data after the rules"},
+		{"", nil, "empty body"},
+		{"*:kind=reset,p=2", map[string]string{"Content-Type": "text/plain"}, "invalid probability"},
+	}
+	for _, b := range bad {
+		r := e.do(http.MethodPost, "/sim/admin/faults", b.body, b.header)
+		if r.status != http.StatusBadRequest || !strings.Contains(string(r.body), b.want) {
+			t.Errorf("POST %v: got %d %s, want 400 with %q", b.body, r.status, r.body, b.want)
+		}
+	}
+	if n := len(e.sim.Faults()); n != 5 {
+		t.Errorf("rules after rejected POSTs: got %d, want 5", n)
+	}
+	empty := decode(e.admin(http.MethodPost, "/sim/admin/faults", []any{}))
+	if len(empty.Faults) != 5 {
+		t.Errorf("empty array: got %d rules, want 5", len(empty.Faults))
+	}
+	if l := decode(e.admin(http.MethodDelete, "/sim/admin/faults", nil)); l.Faults == nil || len(l.Faults) != 0 || len(e.sim.FaultStats()) != 0 {
+		t.Errorf("DELETE: got %+v", l)
 	}
 }

@@ -2,11 +2,16 @@ package sim
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/erpgate/erpgate/erp"
@@ -41,79 +46,387 @@ const AnyService erp.Service = "*"
 // DefaultHangDelay is how long a hang fault waits when DelayMS is zero.
 const DefaultHangDelay = 30 * time.Second
 
-// FaultRule injects a fault into the next Count OData requests to Service.
-// Admin requests are never affected, nor are CSRF fetches (GET of a
-// service root) unless IncludeFetch is set.
+// FaultRule injects a fault into OData requests to Service. Admin requests
+// are never affected, nor are CSRF fetches (GET of a service root) unless
+// IncludeFetch is set. Method and Path narrow the requests the rule
+// matches.
+//
+// A rule works in one of three modes:
+//
+//   - Next (neither Probability nor Schedule set): the rule affects the
+//     next Count matching requests; Count zero means one, a negative Count
+//     every matching request until the faults are cleared.
+//   - Probability: the rule affects each matching request with probability
+//     Probability, drawn from the server's seeded generator (see
+//     Options.Seed). Count limits how many requests it affects in total;
+//     zero or negative means no limit.
+//   - Schedule: the rule follows Schedule over successive matching
+//     requests, repeating it. Count limits the total as in probability
+//     mode; zero or negative means no limit.
+//
+// Rules are tried in the order they were added; the first that injects a
+// fault wins, and the rules after it do not see the request. A rule whose
+// Count is used up is removed.
 type FaultRule struct {
 	// Service is the erp.Service to affect, or AnyService ("*"); empty
 	// means AnyService.
 	Service erp.Service `json:"service"`
-	Kind    FaultKind   `json:"kind"`
+	// Kind is the fault to inject; empty with a non-zero Status means
+	// FaultStatus.
+	Kind FaultKind `json:"kind"`
+	// Method limits the rule to requests with this HTTP method, matched
+	// without regard to case: "POST" affects only writes, "GET" only reads
+	// (HEAD is a method of its own). Empty matches every method.
+	Method string `json:"method,omitempty"`
+	// Path limits the rule to requests whose path after the service root
+	// contains it, such as "Release", "ApprovalSet" or "A_PurchaseOrder";
+	// the match is case-sensitive and ignores the query. Empty matches
+	// every path.
+	Path string `json:"path,omitempty"`
 	// Status is the HTTP status (400-599) for FaultStatus; zero means 503.
 	Status int `json:"status,omitempty"`
-	// RetryAfterS is the Retry-After value in seconds for 429 and 503;
-	// zero sends 1 with a 429 and nothing with a 503.
+	// RetryAfterS is the Retry-After delay in seconds. A 429 always
+	// carries Retry-After (zero sends 1); other statuses carry it when
+	// RetryAfterS is positive or RetryAfterDate is set.
 	RetryAfterS int `json:"retry_after_s,omitempty"`
-	// Count is how many matching requests the rule affects: zero means one,
-	// a negative count means every request until the faults are cleared.
+	// RetryAfterDate sends Retry-After as an HTTP-date, the server's clock
+	// (Options.Now) plus RetryAfterS seconds, at least one, instead of a
+	// number of seconds; it makes every status carry the header.
+	RetryAfterDate bool `json:"retry_after_date,omitempty"`
+	// Count bounds how many requests the rule affects; its meaning depends
+	// on the mode, as described on FaultRule.
 	Count int `json:"count,omitempty"`
+	// Probability, when positive, puts the rule in probability mode: each
+	// matching request is affected with this probability, which must be at
+	// most 1.
+	Probability float64 `json:"probability,omitempty"`
+	// Schedule, when set, puts the rule in schedule mode: a pattern of 'x'
+	// (inject) and '.' (pass) applied to successive matching requests and
+	// repeated, so "..x" affects every third one. It needs at least one
+	// 'x' and excludes Probability.
+	Schedule string `json:"schedule,omitempty"`
 	// DelayMS is how long FaultHang waits; zero means DefaultHangDelay.
 	DelayMS int `json:"delay_ms,omitempty"`
 	// IncludeFetch lets the rule affect CSRF token fetches too.
 	IncludeFetch bool `json:"include_fetch,omitempty"`
 }
 
+// FaultStat is a fault rule in force with what it has done so far.
+type FaultStat struct {
+	FaultRule
+	// Matched is how many requests matched the rule, whether or not it
+	// affected them.
+	Matched int `json:"matched"`
+	// Injected is how many requests the rule affected.
+	Injected int `json:"injected"`
+}
+
+// faultMethods are the methods a rule may name; anything else is a typo.
+var faultMethods = []string{
+	http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut,
+	http.MethodPatch, "MERGE", http.MethodDelete, http.MethodOptions,
+}
+
+var faultServices = []erp.Service{
+	AnyService, erp.ServiceSupplierInvoice, erp.ServicePurchaseOrder,
+	erp.ServiceMaterialDocument, erp.ServiceBusinessPartner, erp.ServiceProcess,
+}
+
+var faultKinds = []FaultKind{FaultStatus, FaultHTML500, FaultMalformed, FaultReset, FaultHang, FaultLost}
+
+// normalized fills in the defaults a rule's zero fields stand for.
+func (f FaultRule) normalized() FaultRule {
+	if f.Service == "" {
+		f.Service = AnyService
+	}
+	if f.Kind == "" && f.Status != 0 {
+		f.Kind = FaultStatus
+	}
+	if f.Kind == FaultStatus && f.Status == 0 {
+		f.Status = http.StatusServiceUnavailable
+	}
+	f.Method = strings.ToUpper(f.Method)
+	return f
+}
+
 func (f FaultRule) validate() error {
-	switch f.Service {
-	case "", AnyService, erp.ServiceSupplierInvoice, erp.ServicePurchaseOrder,
-		erp.ServiceMaterialDocument, erp.ServiceBusinessPartner, erp.ServiceProcess:
-	default:
-		return fmt.Errorf("sim: unknown service %q in fault rule", f.Service)
-	}
-	switch f.Kind {
-	case FaultStatus:
-		if f.Status != 0 && (f.Status < 400 || f.Status > 599) {
-			return fmt.Errorf("sim: invalid status %d in fault rule", f.Status)
-		}
-	case FaultHTML500, FaultMalformed, FaultReset, FaultHang, FaultLost:
-	default:
-		return fmt.Errorf("sim: unknown fault kind %q", f.Kind)
-	}
-	if f.DelayMS < 0 || f.RetryAfterS < 0 {
-		return fmt.Errorf("sim: negative delay_ms or retry_after_s in fault rule")
+	if err := f.normalized().check(); err != nil {
+		return fmt.Errorf("sim: fault rule: %w", err)
 	}
 	return nil
 }
 
-// activeFault is a rule with the number of requests it still affects;
-// left < 0 means no limit.
+// check reports what is wrong with a normalized rule.
+func (f FaultRule) check() error {
+	if !slices.Contains(faultServices, f.Service) {
+		return fmt.Errorf("unknown service %q (want one of %s)", f.Service, joinQuoted(faultServices))
+	}
+	if !slices.Contains(faultKinds, f.Kind) {
+		return fmt.Errorf("unknown fault kind %q (want one of %s)", f.Kind, joinQuoted(faultKinds))
+	}
+	if f.Kind == FaultStatus && (f.Status < 400 || f.Status > 599) {
+		return fmt.Errorf("invalid status %d (want 400-599)", f.Status)
+	}
+	if f.Method != "" && !slices.Contains(faultMethods, f.Method) {
+		return fmt.Errorf("unknown method %q (want one of %s)", f.Method, joinQuoted(faultMethods))
+	}
+	if f.DelayMS < 0 || f.RetryAfterS < 0 {
+		return errors.New("negative delay_ms or retry_after_s")
+	}
+	if math.IsNaN(f.Probability) || f.Probability < 0 || f.Probability > 1 {
+		return fmt.Errorf("invalid probability %v (want 0 < p <= 1)", f.Probability)
+	}
+	if f.Schedule != "" {
+		if f.Probability > 0 {
+			return errors.New("probability and schedule exclude each other")
+		}
+		if strings.Trim(f.Schedule, "x.") != "" {
+			return fmt.Errorf("invalid schedule %q (want only 'x' to inject and '.' to pass)", f.Schedule)
+		}
+		if !strings.Contains(f.Schedule, "x") {
+			return fmt.Errorf("schedule %q never injects (want at least one 'x')", f.Schedule)
+		}
+	}
+	return nil
+}
+
+func joinQuoted[T ~string](vs []T) string {
+	q := make([]string, len(vs))
+	for i, v := range vs {
+		q[i] = strconv.Quote(string(v))
+	}
+	return strings.Join(q, ", ")
+}
+
+// ParseFaults parses fault rules from their text form, as the erpsim
+// command takes them in -faults and ERPSIM_FAULTS. An empty spec gives no
+// rules. The grammar is
+//
+//	spec  = [ rule *( ";" rule ) ]
+//	rule  = service ":" param *( "," param )
+//	param = key [ "=" value ]
+//
+// where service is a service name such as purchase_order or "*" for every
+// service, and key is one of the FaultRule fields by its JSON name: kind,
+// status, retry_after_s, retry_after_date, count, delay_ms, probability
+// (or p), schedule, method, path and include_fetch. The boolean keys
+// retry_after_date and include_fetch may stand alone to mean true; every
+// other key needs a value. Keys are case-insensitive, blanks around rules,
+// keys and values are ignored, and empty rules and params are skipped. A
+// status without a kind implies kind=status, and a status with any other
+// kind is an error, as are unknown or repeated keys. For example:
+//
+//	purchase_order:status=503,p=0.3;supplier_invoice:kind=lost,method=POST,path=Release,count=1;*:kind=hang,delay_ms=5000,schedule=..x
+//
+// Values cannot contain ',' or ';'.
+func ParseFaults(spec string) ([]FaultRule, error) {
+	var rules []FaultRule
+	for i, text := range strings.Split(spec, ";") {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			continue
+		}
+		rule, err := parseFault(text)
+		if err != nil {
+			return nil, fmt.Errorf("sim: fault rule %d %q: %w", i+1, text, err)
+		}
+		rules = append(rules, rule)
+	}
+	return rules, nil
+}
+
+func parseFault(text string) (FaultRule, error) {
+	name, params, ok := strings.Cut(text, ":")
+	if !ok {
+		return FaultRule{}, errors.New(`want "service:key=value,..."`)
+	}
+	rule := FaultRule{Service: erp.Service(strings.TrimSpace(name))}
+	if rule.Service == "" {
+		return FaultRule{}, errors.New(`empty service (use "*" for every service)`)
+	}
+	seen := map[string]bool{}
+	for _, param := range strings.Split(params, ",") {
+		param = strings.TrimSpace(param)
+		if param == "" {
+			continue
+		}
+		key, value, hasValue := strings.Cut(param, "=")
+		key, value = strings.ToLower(strings.TrimSpace(key)), strings.TrimSpace(value)
+		if key == "p" {
+			key = "probability"
+		}
+		if seen[key] {
+			return FaultRule{}, fmt.Errorf("repeated key %q", key)
+		}
+		seen[key] = true
+		var err error
+		switch key {
+		case "retry_after_date", "include_fetch":
+			b := true
+			if hasValue {
+				if b, err = strconv.ParseBool(value); err != nil {
+					return FaultRule{}, fmt.Errorf("invalid %s %q (want true or false)", key, value)
+				}
+			}
+			if key == "include_fetch" {
+				rule.IncludeFetch = b
+			} else {
+				rule.RetryAfterDate = b
+			}
+			continue
+		case "kind", "status", "retry_after_s", "count", "delay_ms", "probability", "schedule", "method", "path":
+		default:
+			return FaultRule{}, fmt.Errorf("unknown key %q (want kind, status, retry_after_s, retry_after_date, count, delay_ms, p or probability, schedule, method, path or include_fetch)", key)
+		}
+		if value == "" {
+			return FaultRule{}, fmt.Errorf("key %q needs a value", key)
+		}
+		switch key {
+		case "kind":
+			rule.Kind = FaultKind(strings.ToLower(value))
+		case "status":
+			rule.Status, err = parseInt(key, value)
+		case "retry_after_s":
+			rule.RetryAfterS, err = parseInt(key, value)
+		case "count":
+			rule.Count, err = parseInt(key, value)
+		case "delay_ms":
+			rule.DelayMS, err = parseInt(key, value)
+		case "probability":
+			rule.Probability, err = strconv.ParseFloat(value, 64)
+			if err != nil || !(rule.Probability > 0 && rule.Probability <= 1) {
+				err = fmt.Errorf("invalid probability %q (want 0 < p <= 1)", value)
+			}
+		case "schedule":
+			rule.Schedule = value
+		case "method":
+			rule.Method = value
+		case "path":
+			rule.Path = value
+		}
+		if err != nil {
+			return FaultRule{}, err
+		}
+	}
+	switch {
+	case rule.Kind == "" && !seen["status"]:
+		return FaultRule{}, errors.New("no kind (want kind=... or status=NNN)")
+	case seen["status"] && rule.Kind != "" && rule.Kind != FaultStatus:
+		return FaultRule{}, fmt.Errorf("status goes with kind=status, not kind=%s", rule.Kind)
+	}
+	if err := rule.normalized().check(); err != nil {
+		return FaultRule{}, err
+	}
+	return rule, nil
+}
+
+func parseInt(key, value string) (int, error) {
+	n, err := strconv.Atoi(value)
+	if err != nil {
+		return 0, fmt.Errorf("invalid %s %q (want an integer)", key, value)
+	}
+	return n, nil
+}
+
+// activeFault is a rule in force with what it has done so far.
 type activeFault struct {
-	rule FaultRule
-	left int
+	rule     FaultRule
+	left     int // injections left; < 0 means no limit
+	matched  int
+	injected int
+	// rng is the generator every rule in force shares; see shareRand.
+	rng *rand.Rand
 }
 
 func newActiveFault(rule FaultRule) *activeFault {
-	if rule.Service == "" {
-		rule.Service = AnyService
-	}
-	if rule.Kind == FaultStatus && rule.Status == 0 {
-		rule.Status = http.StatusServiceUnavailable
-	}
+	rule = rule.normalized()
 	left := rule.Count
-	if left == 0 {
+	switch {
+	case left < 0:
+		left = -1
+	case left == 0 && rule.Probability == 0 && rule.Schedule == "":
 		left = 1
+	case left == 0:
+		left = -1
 	}
 	return &activeFault{rule: rule, left: left}
 }
 
+// applies reports whether the rule covers requests to svc, leaving method
+// and path aside.
+func (f *activeFault) applies(svc erp.Service, fetch bool) bool {
+	return (f.rule.Service == AnyService || f.rule.Service == svc) && (!fetch || f.rule.IncludeFetch)
+}
+
+
+func (f *activeFault) matches(svc erp.Service, method, sub string, fetch bool) bool {
+	return f.applies(svc, fetch) &&
+		(f.rule.Method == "" || strings.EqualFold(f.rule.Method, method)) &&
+		strings.Contains(sub, f.rule.Path)
+}
+
+// fire counts a matching request and reports whether the rule affects it.
+func (f *activeFault) fire() bool {
+	f.matched++
+	switch {
+	case f.rule.Probability > 0:
+		if f.rng.Float64() >= f.rule.Probability {
+			return false
+		}
+	case f.rule.Schedule != "":
+		if f.rule.Schedule[(f.matched-1)%len(f.rule.Schedule)] != 'x' {
+			return false
+		}
+	}
+	f.injected++
+	if f.left > 0 {
+		f.left--
+	}
+	return true
+}
+
+// shareRand gives every rule in force the same generator, starting one
+// from the seed when none has it: the rules added at New and those added
+// later draw from one sequence, and the sequence restarts whenever no rule
+// is left. The caller holds s.mu.
+func (s *Server) shareRand() {
+	var rng *rand.Rand
+	for _, f := range s.faults {
+		if f.rng != nil {
+			rng = f.rng
+			break
+		}
+	}
+	if rng == nil {
+		rng = rand.New(rand.NewPCG(s.opts.Seed, s.opts.Seed))
+	}
+	for _, f := range s.faults {
+		f.rng = rng
+	}
+}
+
 // InjectFault adds a fault rule after the ones already in force.
 func (s *Server) InjectFault(rule FaultRule) error {
-	if err := rule.validate(); err != nil {
-		return err
+	return s.InjectFaults(rule)
+}
+
+// InjectFaults adds fault rules, in order, after the ones already in
+// force. When one of them is invalid it adds none.
+func (s *Server) InjectFaults(rules ...FaultRule) error {
+	for i, rule := range rules {
+		if err := rule.validate(); err != nil {
+			if len(rules) > 1 {
+				return fmt.Errorf("rule %d: %w", i+1, err)
+			}
+			return err
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = append(s.faults, newActiveFault(rule))
+	for _, rule := range rules {
+		s.faults = append(s.faults, newActiveFault(rule))
+	}
+	s.shareRand()
 	return nil
 }
 
@@ -124,36 +437,49 @@ func (s *Server) ClearFaults() {
 	s.faults = nil
 }
 
-// Faults returns the rules in force, with Count set to the number of
-// requests each still affects.
+// Faults returns the rules in force with their defaults filled in and
+// Count set to the number of requests each may still affect, -1 for no
+// limit; FaultStats adds what each has done.
 func (s *Server) Faults() []FaultRule {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]FaultRule, 0, len(s.faults))
-	for _, f := range s.faults {
-		r := f.rule
-		r.Count = f.left
-		out = append(out, r)
+	stats := s.FaultStats()
+	out := make([]FaultRule, len(stats))
+	for i, st := range stats {
+		out[i] = st.FaultRule
 	}
 	return out
 }
 
-// takeFault consumes one use of the first rule matching the request.
-func (s *Server) takeFault(svc erp.Service, fetch bool) (FaultRule, bool) {
+// FaultStats returns the rules in force as Faults does, each with how many
+// requests matched it and how many it affected. GET /sim/admin/faults
+// answers {"faults": FaultStats()}.
+func (s *Server) FaultStats() []FaultStat {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	out := make([]FaultStat, 0, len(s.faults))
+	for _, f := range s.faults {
+		r := f.rule
+		r.Count = f.left
+		out = append(out, FaultStat{FaultRule: r, Matched: f.matched, Injected: f.injected})
+	}
+	return out
+}
+
+// matchFault picks the rule that affects a request with method to the
+// path sub of svc, counting the request against the rules it matches.
+func (s *Server) matchFault(svc erp.Service, method, sub string, fetch bool) (FaultRule, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.matchFaultLocked(svc, method, sub, fetch)
+}
+
+func (s *Server) matchFaultLocked(svc erp.Service, method, sub string, fetch bool) (FaultRule, bool) {
+	s.shareRand()
 	for i, f := range s.faults {
-		if f.rule.Service != AnyService && f.rule.Service != svc {
+		if !f.matches(svc, method, sub, fetch) || !f.fire() {
 			continue
 		}
-		if fetch && !f.rule.IncludeFetch {
-			continue
-		}
-		if f.left > 0 {
-			f.left--
-			if f.left == 0 {
-				s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
-			}
+		if f.left == 0 {
+			s.faults = append(s.faults[:i:i], s.faults[i+1:]...)
 		}
 		return f.rule, true
 	}
@@ -166,10 +492,8 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, svc *servic
 	switch rule.Kind {
 	case FaultStatus:
 		resp := s.errorResponse(svc, statusFault(rule.Status))
-		if rule.Status == http.StatusTooManyRequests || (rule.Status == http.StatusServiceUnavailable && rule.RetryAfterS > 0) {
-			resp.header.Set("Retry-After", strconv.Itoa(max(rule.RetryAfterS, 1)))
-		} else if rule.RetryAfterS > 0 {
-			resp.header.Set("Retry-After", strconv.Itoa(rule.RetryAfterS))
+		if v := s.retryAfter(rule); v != "" {
+			resp.header.Set("Retry-After", v)
 		}
 		resp.write(w)
 	case FaultHTML500:
@@ -211,6 +535,21 @@ func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, svc *servic
 		return false
 	}
 	return true
+}
+
+// retryAfter is the Retry-After value a status fault carries, or "" for
+// none.
+func (s *Server) retryAfter(rule FaultRule) string {
+	switch {
+	case rule.RetryAfterDate:
+		delay := time.Duration(max(rule.RetryAfterS, 1)) * time.Second
+		return s.opts.Now().Add(delay).UTC().Format(http.TimeFormat)
+	case rule.Status == http.StatusTooManyRequests:
+		return strconv.Itoa(max(rule.RetryAfterS, 1))
+	case rule.RetryAfterS > 0:
+		return strconv.Itoa(rule.RetryAfterS)
+	}
+	return ""
 }
 
 // statusFault is the envelope an injected status comes with.

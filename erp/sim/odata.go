@@ -27,7 +27,7 @@ func (s *Server) serveOData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	fetch := (r.Method == http.MethodGet || r.Method == http.MethodHead) && isServiceRoot(sub)
-	if rule, ok := s.takeFault(svc.id, fetch); ok {
+	if rule, ok := s.matchFault(svc.id, r.Method, sub, fetch); ok {
 		s.log.Info("sim: injecting fault", "service", svc.id, "kind", rule.Kind, "method", r.Method, "path", r.URL.Path)
 		if s.injectFault(w, r, svc, sub, rule) {
 			return

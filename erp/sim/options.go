@@ -65,8 +65,15 @@ type Options struct {
 	// Nil means DefaultBands (<= 50000 ap_manager, <= 200000
 	// finance_director).
 	Bands []Band
-	// Faults are fault rules in force from the start; nil means none.
+	// Faults are fault rules in force from the start, in order; nil means
+	// none. ParseFaults reads them from their text form.
 	Faults []FaultRule
+	// Seed seeds the generator that fault rules in probability mode draw
+	// from; zero means 1. The rules in force share one generator, started
+	// from Seed whenever a rule is added while none is in force (at New,
+	// after ClearFaults, or once every rule is used up), so the same Seed,
+	// rules and order of requests give the same faults.
+	Seed uint64
 	// Logger receives a line per request and per injected fault. Nil means
 	// no logging.
 	Logger *slog.Logger
@@ -95,6 +102,9 @@ func (o Options) withDefaults() (Options, error) {
 	bands := append([]Band(nil), o.Bands...)
 	sort.SliceStable(bands, func(i, j int) bool { return bands[i].Limit.LessThan(bands[j].Limit) })
 	o.Bands = bands
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
 	for _, f := range o.Faults {
 		if err := f.validate(); err != nil {
 			return o, err
