@@ -187,7 +187,7 @@ func TestAttemptTimeout(t *testing.T) {
 }
 
 func TestBreakerOpensAndFailsFast(t *testing.T) {
-	r, _, rec := newRunner(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 30 * time.Second}})
+	r, _, rec := newRunner(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 30 * time.Second, ConsecutiveFailures: 5}})
 	for i := 0; i < 5; i++ {
 		fn, _ := script(unavailable())
 		_ = r.Do(context.Background(), read, fn)
@@ -214,7 +214,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 }
 
 func TestBreakerHalfOpenProbeCloses(t *testing.T) {
-	r := retry.New(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 20 * time.Millisecond}}, nil)
+	r := retry.New(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 20 * time.Millisecond, ConsecutiveFailures: 5}}, nil)
 	for i := 0; i < 5; i++ {
 		_ = r.Do(context.Background(), read, func(context.Context) error { return unavailable() })
 	}
