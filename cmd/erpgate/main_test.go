@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -136,6 +137,19 @@ func TestHelpListsEverySetting(t *testing.T) {
 	for _, s := range settings {
 		if !strings.Contains(stderr.String(), "-"+s.name+" (env "+s.env) {
 			t.Errorf("-h does not document -%s", s.name)
+		}
+	}
+}
+
+func TestREADMEListsEverySetting(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range settings {
+		row := "| `-" + s.name + "` | `" + s.env + "` |"
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README's configuration table has no row for -%s (%s)", s.name, s.env)
 		}
 	}
 }
