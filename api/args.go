@@ -45,12 +45,14 @@ func (a args) digest(operation string, r *http.Request) string {
 	h.Write([]byte{0})
 	h.Write([]byte(r.URL.Path))
 	h.Write([]byte{0})
-	h.Write([]byte(r.URL.Query().Encode()))
+	q := r.URL.Query()
+	q.Del("run_id")
+	h.Write([]byte(q.Encode()))
 	h.Write([]byte{0})
 	if a.fields != nil {
 		canon := make(map[string]json.RawMessage, len(a.fields))
 		for k, v := range a.fields {
-			if k == "idempotency_key" {
+			if k == "idempotency_key" || k == "run_id" {
 				continue
 			}
 			var buf bytes.Buffer

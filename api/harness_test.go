@@ -71,8 +71,30 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 	simSrv := httptest.NewServer(s.sim)
 	t.Cleanup(simSrv.Close)
 	s.simURL = simSrv.URL
+	s.startGateway(o, p)
+	return s
+}
 
-	client, err := sap.New(simSrv.URL, sap.Options{Runner: retry.New(p, s.metrics)})
+// twin starts a second gateway over the same simulated ERP, as a second
+// replica behind a load balancer would be.
+func (s *stack) twin(opts ...stackOption) *stack {
+	s.t.Helper()
+	o := api.Options{Metrics: api.NewMetrics()}
+	p := retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
+	var so sim.Options
+	for _, f := range opts {
+		f(&o, &p, &so)
+	}
+	tw := &stack{t: s.t, sim: s.sim, simURL: s.simURL, metrics: o.Metrics}
+	tw.startGateway(o, p)
+	return tw
+}
+
+func (s *stack) startGateway(o api.Options, p retry.Policy) {
+	t := s.t
+	t.Helper()
+
+	client, err := sap.New(s.simURL, sap.Options{Runner: retry.New(p, o.Metrics)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +106,6 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 	s.gw = httptest.NewServer(srv)
 	t.Cleanup(s.gw.Close)
 	s.client = &http.Client{Transport: newContractTransport(t, s.gw.URL, s.simURL)}
-	return s
 }
 
 // result is one response as a test sees it.

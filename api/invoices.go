@@ -43,7 +43,7 @@ func handleThreeWayMatch(m matcher) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		var req struct{}
+		var req matchRequest
 		if err := decode(r, body, &req, true); err != nil {
 			return nil, err
 		}

@@ -33,7 +33,13 @@ type Metrics struct {
 	brkTrans *prometheus.CounterVec
 	replays  *prometheus.CounterVec
 	keyReuse *prometheus.CounterVec
+	limits   *prometheus.CounterVec
+	handover *prometheus.CounterVec
+	holds    *prometheus.CounterVec
 }
+
+// limitKinds are the kinds of erpgate_limits_triggered_total.
+var limitKinds = []string{"identical_repeat", "corrected_retry", "gr_missing", "budget", "erp_wait", "no_run_id"}
 
 // breakerStates are the values of erpgate_erp_breaker_state.
 var breakerStates = map[string]float64{"closed": 0, "half-open": 1, "open": 2}
@@ -98,10 +104,32 @@ func NewMetrics() *Metrics {
 			Namespace: "erpgate", Name: "idempotency_key_conflicts_total",
 			Help: "Writes refused because their idempotency key was used with other arguments.",
 		}, []string{"operation"}),
+		limits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "limits_triggered_total",
+			Help: "Agent calls refused or routed by a run limit, by kind.",
+		}, []string{"kind"}),
+		handover: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "handovers_total",
+			Help: "Invoices handed over to a person, by queue.",
+		}, []string{"queue"}),
+		holds: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "holds_total",
+			Help: "Holds by event: placed by an agent, rechecked with the goods still missing, released.",
+		}, []string{"event"}),
 	}
 	m.registry.MustRegister(m.outcomes, m.requests, m.latency, m.attempts, m.attemptD,
 		m.retries, m.budget, m.fastFail, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
+		m.limits, m.handover, m.holds,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, k := range limitKinds {
+		m.limits.WithLabelValues(k)
+	}
+	for _, q := range errmap.Queues {
+		m.handover.WithLabelValues(q)
+	}
+	for _, e := range []string{"placed", "rechecked", "released"} {
+		m.holds.WithLabelValues(e)
+	}
 	for _, svc := range erp.Services {
 		m.brkState.WithLabelValues(string(svc))
 		m.budget.WithLabelValues(string(svc))
@@ -159,6 +187,20 @@ func (m *Metrics) Reconciled(service erp.Service, applied bool) {
 func (m *Metrics) BreakerState(service erp.Service, from, to string) {
 	m.brkState.WithLabelValues(string(service)).Set(breakerStates[to])
 	m.brkTrans.WithLabelValues(string(service), from, to).Inc()
+}
+
+// LimitTriggered counts a run limit that refused or routed a call; it
+// implements runs.Observer.
+func (m *Metrics) LimitTriggered(kind string) { m.limits.WithLabelValues(kind).Inc() }
+
+// Rechecked counts a scheduled re-check of a held invoice, and whether it
+// released the hold.
+func (m *Metrics) Rechecked(released bool) {
+	if released {
+		m.holds.WithLabelValues("released").Inc()
+		return
+	}
+	m.holds.WithLabelValues("rechecked").Inc()
 }
 
 func (m *Metrics) observe(operation, code string, status int, d time.Duration) {

@@ -2,11 +2,14 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -75,32 +78,90 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 		}
 	}
 
-	run := RunIDFromContext(r.Context())
-	if run != "" {
-		if err := s.runs.admit(run, o, digest, args.invoiceID(r)); err != nil {
+	run, err := runIDOf(r, args)
+	if err != nil {
+		claim.release()
+		return s.failure(r, err, t)
+	}
+	call := runs.Call{Operation: o.name, InvoiceID: args.invoiceID(r), Digest: digest, BudgetFree: o.budgetFree}
+	if o.name == opGetGoodsReceipt.name {
+		call.POItem = chi.URLParam(r, "po_id") + "/" + strings.TrimLeft(chi.URLParam(r, "item"), "0")
+	}
+	var seq int
+	switch {
+	case o.noRun:
+	case run == "" && s.runs.Limits().Strict && !s.runs.Limits().Disabled:
+		claim.release()
+		s.metrics.LimitTriggered("no_run_id")
+		return s.failure(r, errmap.Invalid("run_id", "is required: send the X-Run-Id header or a run_id argument"), t)
+	case run != "":
+		var refusal *errmap.Error
+		seq, refusal, err = s.runs.Admit(r.Context(), run, call)
+		if err == nil && refusal != nil {
+			err = refusal
+		}
+		if err != nil {
 			claim.release()
-			return s.failure(r, err, t)
+			return withRunID(s.failure(r, err, t), run)
 		}
 	}
+
 	var resp *response
 	if v, err := fn(r, body); err != nil {
-		resp = s.failure(r, err, t)
+		e := s.named(r, err, t)
+		if ferr := s.runs.Finish(r.Context(), run, seq, call, "", e); ferr != nil {
+			s.log.WarnContext(r.Context(), "run state not recorded", "run_id", run, "error", ferr)
+		}
+		resp = render(e)
 	} else {
 		resp = s.success(r, v, t)
-	}
-	if run != "" {
-		s.runs.record(run, digest, resp.code)
+		if ferr := s.runs.Finish(r.Context(), run, seq, call, resp.code, nil); ferr != nil {
+			s.log.WarnContext(r.Context(), "run state not recorded", "run_id", run, "error", ferr)
+		}
 	}
 	// A 5xx is not kept: the same key may try again, and the ERP's own
 	// repeatability keeps that second try from applying the write twice.
 	claim.complete(resp, resp.status < 500)
+	return withRunID(resp, run)
+}
+
+// runIDOf returns the call's run id: the X-Run-Id header, or the run_id
+// argument (query or body) for platforms that cannot set headers.
+func runIDOf(r *http.Request, a args) (string, error) {
+	if id := RunIDFromContext(r.Context()); id != "" {
+		return id, nil
+	}
+	id := a.str("run_id")
+	if id == "" {
+		id = r.URL.Query().Get("run_id")
+	}
+	if id != "" && !headerIDPattern.MatchString(id) {
+		return "", errmap.Invalid("run_id", "must be 1 to 128 letters, digits, '.', '_', ':' or '-'")
+	}
+	return id, nil
+}
+
+func withRunID(resp *response, run string) *response {
+	if run != "" {
+		resp.header.Set("X-Run-Id", run)
+	}
 	return resp
 }
 
-// failure names err and renders the five-field body, with the ids of the
-// path added to its details. The cause of an INTERNAL or a 5xx goes to the
-// access log.
+// failure names err and renders its five-field body.
 func (s *Server) failure(r *http.Request, err error, t *trace) *response {
+	return render(s.named(r, err, t))
+}
+
+// named turns err into a named error with the ids of the path added to its
+// details. The cause of an INTERNAL or a 5xx goes to the access log.
+func (s *Server) named(r *http.Request, err error, t *trace) *errmap.Error {
+	if errors.Is(err, runs.ErrStore) {
+		t.cause = err
+		return errmap.New(errmap.Internal,
+			"The gateway cannot reach its run-state store, so it cannot enforce the loop limits; nothing was sent to the ERP. Escalate.",
+			map[string]any{"reason": "run_state_unavailable"})
+	}
 	e := errmap.Map(err)
 	if e.Code != errmap.InvalidRequest {
 		for _, k := range pathIDs {
@@ -112,6 +173,11 @@ func (s *Server) failure(r *http.Request, err error, t *trace) *response {
 	if e.Code == errmap.Internal || e.Status >= 500 {
 		t.cause = err
 	}
+	return e
+}
+
+// render writes e into a response that can be replayed.
+func render(e *errmap.Error) *response {
 	buf := &bufferedWriter{header: http.Header{}}
 	errmap.Write(buf, e)
 	return &response{status: buf.status, code: string(e.Code), header: buf.header, body: buf.body.Bytes()}

@@ -21,6 +21,8 @@ type operation struct {
 	// budgetFree operations do not count against the run's tool-call
 	// budget: handing over must stay possible once the budget is spent.
 	budgetFree bool
+	// noRun operations are not part of a run: reading a run's history.
+	noRun bool
 }
 
 var (
@@ -35,12 +37,13 @@ var (
 	opPostInvoice      = operation{name: "post_invoice", scope: ScopeWrite, write: true}
 	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true}
 	opHandOver         = operation{name: "hand_over", scope: ScopeWrite, write: true, budgetFree: true}
+	opGetRun           = operation{name: "get_run", scope: ScopeRead, noRun: true}
 )
 
 // operations lists every tool, in the contract's order.
 var operations = []operation{
 	opGetInvoice, opGetPurchaseOrder, opGetSupplier, opSearchSuppliers, opGetGoodsReceipt,
-	opThreeWayMatch, opRequestApproval, opGetApproval, opPostInvoice, opHoldInvoice, opHandOver,
+	opThreeWayMatch, opRequestApproval, opGetApproval, opPostInvoice, opHoldInvoice, opHandOver, opGetRun,
 }
 
 // routes is the whole HTTP surface of the gateway.
@@ -67,4 +70,5 @@ func (s *Server) routes(r chi.Router) {
 	r.Method(http.MethodGet, "/suppliers/{supplier_id}", s.op(opGetSupplier, handleGetSupplier(erp)))
 	r.Method(http.MethodGet, "/approvals/{approval_id}", s.op(opGetApproval, handleGetApproval(erp)))
 	r.Method(http.MethodPost, "/handovers", s.op(opHandOver, handleHandOver(proc)))
+	r.Method(http.MethodGet, "/runs/{run_id}", s.op(opGetRun, handleGetRun(s.runs)))
 }

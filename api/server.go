@@ -13,6 +13,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
 )
 
@@ -34,7 +35,10 @@ type Options struct {
 	// authentication, every caller has every scope.
 	Credentials []Credential
 	// Runs configures the per-run loop limits.
-	Runs RunLimits
+	Runs runs.Limits
+	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
+	// a runs.Redis between replicas.
+	RunStore runs.Store
 	// IdempotencyTTL is how long a write's response is kept for replay.
 	// Default 24h.
 	IdempotencyTTL time.Duration
@@ -63,7 +67,7 @@ type Server struct {
 	log          *slog.Logger
 	maxBody      int64
 	creds        []Credential
-	runs         *runGuard
+	runs         *runs.Guard
 	idem         *idempotencyStore
 	contractJSON []byte
 	contractYAML []byte
@@ -93,6 +97,9 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.RunStore == nil {
+		opts.RunStore = runs.NewMemory(opts.Now)
+	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour
 	}
@@ -103,7 +110,7 @@ func NewServer(opts Options) (*Server, error) {
 		log:          opts.Logger,
 		maxBody:      opts.MaxBodyBytes,
 		creds:        opts.Credentials,
-		runs:         newRunGuard(opts.Runs, opts.Now),
+		runs:         runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
 		idem:         newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
 		contractJSON: opts.ContractJSON,
 		contractYAML: opts.ContractYAML,

@@ -35,7 +35,7 @@ func handleSearchSuppliers(suppliers erp.Suppliers) opFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		q := r.URL.Query()
 		for k := range q {
-			if k != "name" && k != "limit" {
+			if k != "name" && k != "limit" && k != "run_id" {
 				if fieldNamePattern.MatchString(k) {
 					return nil, errmap.Invalid(k, "is not a parameter of search_suppliers")
 				}

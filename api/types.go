@@ -130,12 +130,18 @@ type matchVariance struct {
 	VariancePercent string `json:"variance_percent"`
 }
 
+// matchRequest is the optional body of run_three_way_match.
+type matchRequest struct {
+	RunID string `json:"run_id,omitempty"`
+}
+
 // approvalRequest is the body of request_approval.
 type approvalRequest struct {
 	ProposedAction  string `json:"proposed_action"`
 	Justification   string `json:"justification"`
 	CorrectedAmount string `json:"corrected_amount,omitempty"`
 	IdempotencyKey  string `json:"idempotency_key,omitempty"`
+	RunID           string `json:"run_id,omitempty"`
 }
 
 // approvalResponse is the body of request_approval and get_approval.
@@ -156,6 +162,7 @@ type approvalResponse struct {
 type postRequest struct {
 	ApprovalID     string `json:"approval_id,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	RunID          string `json:"run_id,omitempty"`
 }
 
 // postingResponse is the body of post_invoice.
@@ -174,6 +181,7 @@ type holdRequest struct {
 	Reason         string `json:"reason"`
 	RecheckAt      string `json:"recheck_at,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
+	RunID          string `json:"run_id,omitempty"`
 }
 
 // holdResponse is the body of hold_invoice.
@@ -193,6 +201,7 @@ type handoverRequest struct {
 	Summary        string   `json:"summary"`
 	Evidence       []string `json:"evidence,omitempty"`
 	IdempotencyKey string   `json:"idempotency_key,omitempty"`
+	RunID          string   `json:"run_id,omitempty"`
 }
 
 // handoverResponse is the body of hand_over.
@@ -208,4 +217,41 @@ type handoverResponse struct {
 type healthResponse struct {
 	Status   string            `json:"status"`
 	Breakers map[string]string `json:"breakers,omitempty"`
+}
+
+// runResponse is the body of get_run: a run's history and what is left of
+// its budget.
+type runResponse struct {
+	RunID            string       `json:"run_id"`
+	StartedAt        string       `json:"started_at"`
+	UpdatedAt        string       `json:"updated_at"`
+	BudgetPerInvoice int          `json:"budget_per_invoice"`
+	Invoices         []runInvoice `json:"invoices"`
+	Calls            []runCall    `json:"calls"`
+	Errors           []runError   `json:"errors"`
+}
+
+type runInvoice struct {
+	InvoiceID string `json:"invoice_id"`
+	Calls     int    `json:"calls"`
+	Remaining int    `json:"remaining"`
+}
+
+type runCall struct {
+	Seq       int    `json:"seq"`
+	At        string `json:"at"`
+	Operation string `json:"operation"`
+	InvoiceID string `json:"invoice_id,omitempty"`
+	Code      string `json:"code"`
+	Refused   bool   `json:"refused"`
+}
+
+type runError struct {
+	Seq        int            `json:"seq"`
+	Operation  string         `json:"operation"`
+	Code       string         `json:"code"`
+	Message    string         `json:"message"`
+	Retryable  bool           `json:"retryable"`
+	NextAction string         `json:"next_action"`
+	Details    map[string]any `json:"details"`
 }

@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
@@ -34,7 +36,8 @@ type config struct {
 	autoApproveLimit decimal.Decimal
 	tolerance        erp.Tolerance
 	maxBodyBytes     int64
-	runLimits        api.RunLimits
+	runLimits        runs.Limits
+	redisURL         string
 	credentials      []api.Credential
 	logLevel         string
 	logFormat        string
@@ -67,6 +70,10 @@ var settings = []setting{
 	{"max-body-bytes", "ERPGATE_MAX_BODY_BYTES", "65536", "largest request body accepted"},
 	{"run-limits", "ERPGATE_RUN_LIMITS", "true", "enforce the per-run loop limits on calls that carry X-Run-Id"},
 	{"run-budget", "ERPGATE_RUN_BUDGET", "20", "tool calls a run may make per invoice"},
+	{"run-ttl", "ERPGATE_RUN_TTL", "24h", "how long a run is kept after its last call"},
+	{"run-strict", "ERPGATE_RUN_STRICT", "false", "refuse tool calls that carry no run id (X-Run-Id or run_id)"},
+	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)"},
+	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state and hold re-checks shared by replicas, e.g. redis://redis:6379/0; empty keeps them in memory"},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope, comma separated; empty means no authentication"},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "ERPGATE_LOG_FORMAT", "json", "json or text"},
@@ -176,6 +183,21 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.runLimits.Budget, err = strconv.Atoi(v("run-budget")); err != nil || c.runLimits.Budget < 1 {
 		bad("run-budget", "must be a whole number of at least 1")
+	}
+	if c.runLimits.TTL, err = time.ParseDuration(v("run-ttl")); err != nil || c.runLimits.TTL < time.Minute {
+		bad("run-ttl", "must be a duration of at least 1m")
+	}
+	if c.runLimits.Strict, err = strconv.ParseBool(v("run-strict")); err != nil {
+		bad("run-strict", "must be true or false")
+	}
+	if c.runLimits.FailOpen, err = strconv.ParseBool(v("run-fail-open")); err != nil {
+		bad("run-fail-open", "must be true or false")
+	}
+	c.redisURL = v("redis-url")
+	if c.redisURL != "" {
+		if _, err := redis.ParseURL(c.redisURL); err != nil {
+			bad("redis-url", "must be a redis:// or rediss:// URL")
+		}
 	}
 	if keys := v("api-keys"); keys != "" {
 		for _, k := range strings.Split(keys, ",") {

@@ -11,7 +11,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -67,9 +70,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("load the contract: %w", err)
 	}
 
+	var runStore runs.Store
+	if cfg.redisURL != "" {
+		opts, _ := redis.ParseURL(cfg.redisURL) // validated by parseConfig
+		rc := redis.NewClient(opts)
+		defer rc.Close()
+		runStore = runs.NewRedis(rc, "erpgate:", nil)
+	}
+
 	handler, err := api.NewServer(api.Options{
 		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
-		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits,
+		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
 		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {

@@ -1,0 +1,326 @@
+// Package runs keeps the history of agent runs and enforces the limits that
+// stop an agent looping, outside the model: no identical repeat, one
+// corrected retry after a not-found, no goods-receipt lookup again after
+// GR_MISSING, and a tool-call budget per invoice. The state lives in a
+// Store: in memory for one replica, in Redis for several behind a load
+// balancer.
+package runs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/erpgate/erpgate/errmap"
+)
+
+// Limits configures the Guard. The zero value enables every limit with the
+// defaults beside each field.
+type Limits struct {
+	// Disabled turns the limits off; the history is still kept.
+	Disabled bool
+	// Budget is the number of tool calls a run may make about one invoice.
+	// Default 20. hand_over and get_run do not count, so a spent budget can
+	// still be handed over.
+	Budget int
+	// TTL is how long a run is kept after its last call. Default 24h.
+	TTL time.Duration
+	// Strict refuses tool calls that carry no run id.
+	Strict bool
+	// FailOpen lets calls through without limits when the store cannot be
+	// reached. By default such calls are refused: a limit that silently
+	// disappears is no limit.
+	FailOpen bool
+}
+
+// DefaultBudget is the per-invoice tool-call budget when Limits leaves it
+// zero.
+const DefaultBudget = 20
+
+func (l Limits) withDefaults() Limits {
+	if l.Budget <= 0 {
+		l.Budget = DefaultBudget
+	}
+	if l.TTL <= 0 {
+		l.TTL = 24 * time.Hour
+	}
+	return l
+}
+
+// Call is one tool call as the guard sees it.
+type Call struct {
+	Operation string
+	InvoiceID string // the invoice the call is about; "" for none
+	Digest    string // identifies the operation's arguments
+	// BudgetFree calls do not count against the budget.
+	BudgetFree bool
+	// POItem is "po/item" for get_goods_receipt, else "".
+	POItem string
+}
+
+// Record is one call in a run's history.
+type Record struct {
+	Seq       int          `json:"seq"`
+	At        time.Time    `json:"at"`
+	Operation string       `json:"operation"`
+	InvoiceID string       `json:"invoice_id,omitempty"`
+	Digest    string       `json:"digest"`
+	Code      string       `json:"code"` // the outcome; "" while the call runs
+	Refused   bool         `json:"refused,omitempty"`
+	Error     *errmap.Body `json:"error,omitempty"`
+}
+
+// State is everything kept about one run.
+type State struct {
+	ID      string         `json:"run_id"`
+	Started time.Time      `json:"started"`
+	Updated time.Time      `json:"updated"`
+	Calls   []Record       `json:"calls"`
+	Used    map[string]int `json:"used"` // invoice id → tool calls
+	// NotFound counts, per operation, the not-found failures since its last
+	// success: 1 allows one corrected retry, 2 means it was used.
+	NotFound map[string]int `json:"not_found"`
+	// GRMissing holds the "po/item" keys found without a goods receipt.
+	GRMissing map[string]bool `json:"gr_missing"`
+	// WaitUntil holds, per argument digest, when a call that found the ERP
+	// unavailable may be repeated.
+	WaitUntil map[string]time.Time `json:"wait_until"`
+}
+
+func newState(id string, now time.Time) *State {
+	return &State{ID: id, Started: now, Updated: now, Used: map[string]int{}, NotFound: map[string]int{},
+		GRMissing: map[string]bool{}, WaitUntil: map[string]time.Time{}}
+}
+
+// fill makes the maps of a decoded state usable.
+func (s *State) fill() {
+	if s.Used == nil {
+		s.Used = map[string]int{}
+	}
+	if s.NotFound == nil {
+		s.NotFound = map[string]int{}
+	}
+	if s.GRMissing == nil {
+		s.GRMissing = map[string]bool{}
+	}
+	if s.WaitUntil == nil {
+		s.WaitUntil = map[string]time.Time{}
+	}
+}
+
+// Store holds run states. Update must apply fn atomically with respect to
+// every other Update of the same run, across all replicas sharing the store.
+type Store interface {
+	// Update loads the run (a new State when unknown), calls fn, and saves
+	// the result to expire ttl later. An error from fn is returned and
+	// nothing is saved.
+	Update(ctx context.Context, runID string, ttl time.Duration, fn func(*State) error) error
+	// Get returns the run, or nil when it is unknown.
+	Get(ctx context.Context, runID string) (*State, error)
+}
+
+// ErrStore wraps a failure of the store itself.
+var ErrStore = errors.New("run state store unavailable")
+
+// Observer is told of every limit that refuses a call; metrics implement
+// it. kind is identical_repeat, corrected_retry, gr_missing, budget,
+// erp_wait or no_run_id.
+type Observer interface{ LimitTriggered(kind string) }
+
+// Guard enforces Limits on the runs in a Store.
+type Guard struct {
+	store  Store
+	limits Limits
+	now    func() time.Time
+	obs    Observer
+}
+
+// NewGuard returns a guard over store; now and obs may be nil.
+func NewGuard(store Store, l Limits, now func() time.Time, obs Observer) *Guard {
+	if now == nil {
+		now = time.Now
+	}
+	return &Guard{store: store, limits: l.withDefaults(), now: now, obs: obs}
+}
+
+// Limits returns the guard's effective limits.
+func (g *Guard) Limits() Limits { return g.limits }
+
+// Admit checks a call against the run's limits before the ERP is called
+// and records it. It returns the call's sequence number for Finish, or a
+// refusal in the five-field shape (also recorded). A store failure is an
+// error wrapping ErrStore, unless the guard fails open.
+func (g *Guard) Admit(ctx context.Context, runID string, c Call) (int, *errmap.Error, error) {
+	var seq int
+	var refusal *errmap.Error
+	err := g.store.Update(ctx, runID, g.limits.TTL, func(st *State) error {
+		now := g.now()
+		st.Updated = now
+		refusal = g.check(st, c, now)
+		if !c.BudgetFree && (refusal == nil || refusal.Code != errmap.BudgetExhausted) {
+			st.Used[c.InvoiceID]++
+		}
+		seq = len(st.Calls) + 1
+		rec := Record{Seq: seq, At: now, Operation: c.Operation, InvoiceID: c.InvoiceID, Digest: c.Digest}
+		if refusal != nil {
+			b := refusal.Body()
+			rec.Code, rec.Refused, rec.Error = string(refusal.Code), true, &b
+		}
+		st.Calls = append(st.Calls, rec)
+		return nil
+	})
+	if err != nil {
+		if g.limits.FailOpen {
+			return 0, nil, nil
+		}
+		return 0, nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	if refusal != nil && g.obs != nil {
+		g.obs.LimitTriggered(fmt.Sprint(refusal.Details["limit"]))
+	}
+	return seq, refusal, nil
+}
+
+// check returns the first limit the call breaks, or nil.
+func (g *Guard) check(st *State, c Call, now time.Time) *errmap.Error {
+	if g.limits.Disabled {
+		return nil
+	}
+	d := func(limit string) map[string]any {
+		m := map[string]any{"run_id": st.ID, "operation": c.Operation, "limit": limit}
+		if c.InvoiceID != "" {
+			m["invoice_id"] = c.InvoiceID
+		}
+		return m
+	}
+	if !c.BudgetFree && st.Used[c.InvoiceID] >= g.limits.Budget {
+		m := d("budget")
+		m["budget"] = g.limits.Budget
+		what := "calls about no invoice"
+		if c.InvoiceID != "" {
+			what = "invoice " + c.InvoiceID
+		}
+		return errmap.New(errmap.BudgetExhausted, fmt.Sprintf(
+			"This run has used its budget of %d tool calls for %s. Stop and hand over with a summary of what you found.",
+			g.limits.Budget, what), m)
+	}
+	if c.POItem != "" && st.GRMissing[c.POItem] {
+		m := d("gr_missing")
+		e := errmap.New(errmap.LoopDetected, fmt.Sprintf(
+			"The goods receipt for PO item %s was already found missing in this run; looking again will not make it arrive. Hold the invoice for the scheduled re-check.",
+			c.POItem), m)
+		e.NextAction = errmap.HoldAndRecheck
+		return e
+	}
+	if st.NotFound[c.Operation] >= 2 {
+		m := d("corrected_retry")
+		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
+			"%s already failed twice in this run, the second time after a correction; no further retry is allowed. Hand the invoice over.",
+			c.Operation), m).Route(errmap.QueueAP)
+	}
+	for _, r := range st.Calls {
+		if r.Digest != c.Digest || r.Refused {
+			continue
+		}
+		if r.Code == string(errmap.ERPUnavailable) {
+			if until := st.WaitUntil[c.Digest]; now.Before(until) {
+				m := d("erp_wait")
+				wait := int(math.Ceil(until.Sub(now).Seconds()))
+				m["retry_after_s"] = wait
+				return errmap.New(errmap.ERPUnavailable, fmt.Sprintf(
+					"The ERP was unavailable for this call moments ago; repeat it after %d s, not before. Hold the invoice meanwhile.", wait), m)
+			}
+			continue
+		}
+		m := d("identical_repeat")
+		if r.Code != "" {
+			m["previous_code"] = r.Code
+		}
+		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
+			"%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.",
+			c.Operation), m)
+	}
+	return nil
+}
+
+// notFoundCodes are the outcomes that allow one corrected retry.
+var notFoundCodes = map[errmap.Code]bool{
+	errmap.InvoiceNotFound: true, errmap.PONotFound: true, errmap.SupplierNotFound: true,
+}
+
+// Finish records the outcome of an admitted call: code for a success
+// ("OK" or an informational code), e for an error. When the call was the
+// corrected retry after a not-found and failed again, e is turned into a
+// handover (next_action route_to_person with details.queue) before it is
+// recorded; the caller writes e after Finish.
+func (g *Guard) Finish(ctx context.Context, runID string, seq int, c Call, code string, e *errmap.Error) error {
+	if seq == 0 {
+		return nil
+	}
+	err := g.store.Update(ctx, runID, g.limits.TTL, func(st *State) error {
+		now := g.now()
+		st.Updated = now
+		switch {
+		case e != nil && notFoundCodes[e.Code]:
+			st.NotFound[c.Operation]++
+			if st.NotFound[c.Operation] >= 2 && !g.limits.Disabled {
+				e.Route("")
+				e.Message = fmt.Sprintf("Not found again after the one corrected retry (%s). Hand the invoice over to the %v queue; do not retry.",
+					ids(e.Details), e.Details["queue"])
+				if g.obs != nil {
+					g.obs.LimitTriggered("corrected_retry")
+				}
+			}
+		case e == nil:
+			delete(st.NotFound, c.Operation)
+		}
+		if e != nil && e.Code == errmap.GRMissing {
+			if po, item := fmt.Sprint(e.Details["po_id"]), fmt.Sprint(e.Details["item"]); e.Details["po_id"] != nil && e.Details["item"] != nil {
+				st.GRMissing[po+"/"+item] = true
+			}
+		}
+		if e != nil && e.Code == errmap.ERPUnavailable {
+			if s, ok := e.Details["retry_after_s"].(int); ok {
+				st.WaitUntil[c.Digest] = now.Add(time.Duration(s) * time.Second)
+			}
+		}
+		if seq-1 < len(st.Calls) {
+			rec := &st.Calls[seq-1]
+			rec.Code = code
+			if e != nil {
+				b := e.Body()
+				rec.Code, rec.Error = string(e.Code), &b
+			}
+		}
+		return nil
+	})
+	if err != nil && !g.limits.FailOpen {
+		return fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return nil
+}
+
+// Get returns a run's state, or nil when it is unknown.
+func (g *Guard) Get(ctx context.Context, runID string) (*State, error) {
+	st, err := g.store.Get(ctx, runID)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStore, err)
+	}
+	return st, nil
+}
+
+// ids names the ids in details, for a message.
+func ids(d map[string]any) string {
+	out := ""
+	for _, k := range []string{"invoice_id", "po_id", "item", "supplier_id"} {
+		if v, ok := d[k]; ok {
+			if out != "" {
+				out += ", "
+			}
+			out += fmt.Sprintf("%s %v", k, v)
+		}
+	}
+	return out
+}
