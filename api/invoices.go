@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -133,7 +135,11 @@ type holder interface {
 // defaultRecheck is how long a hold lasts when the agent names no time.
 const defaultRecheck = 24 * time.Hour
 
-func handleHoldInvoice(h holder, now func() time.Time) opFunc {
+// handleHoldInvoice records the hold in the ERP, then queues it for the
+// scheduled re-check of its goods receipt. The ERP holds the record, so a
+// hold the queue did not take is still answered as held; the failure is
+// logged as an error for a person to re-check that invoice.
+func handleHoldInvoice(h holder, q recheck.Queue, m *Metrics, log *slog.Logger, now func() time.Time) opFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -146,15 +152,21 @@ func handleHoldInvoice(h holder, now func() time.Time) opFunc {
 		if err := checkText("reason", req.Reason, 3, 200); err != nil {
 			return nil, err
 		}
-		recheck := now().Add(defaultRecheck).UTC().Truncate(time.Second)
+		recheckAt := now().Add(defaultRecheck).UTC().Truncate(time.Second)
 		if req.RecheckAt != "" {
-			if recheck, err = checkTime("recheck_at", req.RecheckAt, now()); err != nil {
+			if recheckAt, err = checkTime("recheck_at", req.RecheckAt, now()); err != nil {
 				return nil, err
 			}
 		}
-		hold, err := h.HoldInvoice(r.Context(), id, req.Reason, recheck, idempotencyKeyOf(r, req.IdempotencyKey))
+		hold, err := h.HoldInvoice(r.Context(), id, req.Reason, recheckAt, idempotencyKeyOf(r, req.IdempotencyKey))
 		if err != nil {
 			return nil, err
+		}
+		m.holds.WithLabelValues("placed").Inc()
+		if err := q.Add(r.Context(), recheck.Entry{HoldID: hold.ID, InvoiceID: id, FiscalYear: hold.FiscalYear,
+			RecheckAt: hold.RecheckAt}); err != nil {
+			log.ErrorContext(r.Context(), "hold not queued for its re-check", "request_id", RequestIDFromContext(r.Context()),
+				"hold_id", hold.ID, "invoice_id", id, "error", err)
 		}
 		return holdResponse{HoldID: hold.ID, InvoiceID: id, Status: string(erp.InvoiceHeld),
 			Reason: hold.Reason, RecheckAt: dateTime(hold.RecheckAt)}, nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/recheck"
 )
 
 // Options configures a Server. Every zero field takes the default
@@ -39,6 +40,11 @@ type Options struct {
 	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
 	// a runs.Redis between replicas.
 	RunStore runs.Store
+	// Rechecks is where a hold is queued for its scheduled goods-receipt
+	// re-check. Default: an in-memory queue (recheck.NewMemoryQueue); share
+	// a recheck.RedisQueue between replicas, and run a recheck.Scheduler
+	// over the same queue.
+	Rechecks recheck.Queue
 	// IdempotencyTTL is how long a write's response is kept for replay.
 	// Default 24h.
 	IdempotencyTTL time.Duration
@@ -62,6 +68,7 @@ const DefaultMaxBodyBytes = 64 << 10
 // Server is the gateway's HTTP handler.
 type Server struct {
 	erp          erp.Client
+	rechecks     recheck.Queue
 	process      *erp.Process
 	metrics      *Metrics
 	log          *slog.Logger
@@ -100,11 +107,15 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.RunStore == nil {
 		opts.RunStore = runs.NewMemory(opts.Now)
 	}
+	if opts.Rechecks == nil {
+		opts.Rechecks = recheck.NewMemoryQueue()
+	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{
 		erp:          opts.ERP,
+		rechecks:     opts.Rechecks,
 		process:      erp.NewProcess(opts.ERP, opts.Tolerance),
 		metrics:      opts.Metrics,
 		log:          opts.Logger,

@@ -200,11 +200,12 @@ type HoldRequest struct {
 
 // Hold is the ERP's record of a hold.
 type Hold struct {
-	ID        string
-	InvoiceID string
-	Reason    string
-	RecheckAt time.Time
-	Status    InvoiceStatus
+	ID         string
+	InvoiceID  string
+	FiscalYear string
+	Reason     string
+	RecheckAt  time.Time
+	Status     InvoiceStatus
 }
 
 // HandoverRequest routes an invoice to a person's queue with the context the
@@ -274,10 +275,15 @@ type Postings interface {
 	PostInvoice(ctx context.Context, inv Invoice, idempotencyKey string) (Posting, error)
 }
 
-// Holds places invoices on hold.
+// Holds places invoices on hold and releases them.
 type Holds interface {
 	// HoldInvoice records a hold with its re-check time.
 	HoldInvoice(ctx context.Context, req HoldRequest) (Hold, error)
+	// ReleaseHold ends the hold h.ID and lifts the invoice's payment block
+	// once no other hold is in force on it. Releasing a hold that was
+	// released before succeeds again; an unknown hold is a *NotFoundError
+	// for EntityHold.
+	ReleaseHold(ctx context.Context, h Hold) error
 }
 
 // Handovers delivers handovers to people's queues.

@@ -16,6 +16,7 @@ const (
 	EntityPOItem        Entity = "purchase_order_item"
 	EntitySupplier      Entity = "supplier"
 	EntityApproval      Entity = "approval"
+	EntityHold          Entity = "hold"
 )
 
 // NotFoundError says the ERP has no object with the given id.

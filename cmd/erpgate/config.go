@@ -38,6 +38,8 @@ type config struct {
 	maxBodyBytes     int64
 	runLimits        runs.Limits
 	redisURL         string
+	recheckEvery     time.Duration
+	recheckInterval  time.Duration
 	credentials      []api.Credential
 	logLevel         string
 	logFormat        string
@@ -73,6 +75,8 @@ var settings = []setting{
 	{"run-ttl", "ERPGATE_RUN_TTL", "24h", "how long a run is kept after its last call"},
 	{"run-strict", "ERPGATE_RUN_STRICT", "false", "refuse tool calls that carry no run id (X-Run-Id or run_id)"},
 	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)"},
+	{"recheck-every", "ERPGATE_RECHECK_EVERY", "1h", "how often a held invoice's goods receipt is checked again while it is missing"},
+	{"recheck-interval", "ERPGATE_RECHECK_INTERVAL", "30s", "how often the gateway looks for holds due for their re-check"},
 	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state and hold re-checks shared by replicas, e.g. redis://redis:6379/0; empty keeps them in memory"},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope, comma separated; empty means no authentication"},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -192,6 +196,14 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}
 	if c.runLimits.FailOpen, err = strconv.ParseBool(v("run-fail-open")); err != nil {
 		bad("run-fail-open", "must be true or false")
+	}
+	for _, d := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"recheck-every", &c.recheckEvery}, {"recheck-interval", &c.recheckInterval}} {
+		if *d.dst, err = time.ParseDuration(v(d.name)); err != nil || *d.dst < time.Second {
+			bad(d.name, "must be a duration of at least 1s")
+		}
 	}
 	c.redisURL = v("redis-url")
 	if c.redisURL != "" {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -70,17 +71,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return fmt.Errorf("load the contract: %w", err)
 	}
 
-	var runStore runs.Store
+	var (
+		runStore runs.Store
+		queue    recheck.Queue = recheck.NewMemoryQueue()
+	)
 	if cfg.redisURL != "" {
 		opts, _ := redis.ParseURL(cfg.redisURL) // validated by parseConfig
 		rc := redis.NewClient(opts)
 		defer rc.Close()
 		runStore = runs.NewRedis(rc, "erpgate:", nil)
+		queue = recheck.NewRedisQueue(rc, "erpgate:")
 	}
+	scheduler := recheck.New(recheck.Options{ERP: client, Queue: queue, Every: cfg.recheckEvery,
+		Interval: cfg.recheckInterval, Observer: metrics, Logger: logger.With("component", "recheck")})
 
 	handler, err := api.NewServer(api.Options{
 		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
+		Rechecks:     queue,
 		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {
@@ -101,6 +109,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
+	schedCtx, stopScheduler := context.WithCancel(ctx)
+	defer stopScheduler()
+	go scheduler.Run(schedCtx)
 	select {
 	case err := <-errc:
 		return err

@@ -157,6 +157,18 @@ func TestMalformedResponses(t *testing.T) {
 			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "1", FiscalYear: "2026"}, "")
 			return err
 		}, `{"d":{"Release":{"SupplierInvoice":"1"}}}`},
+		{"hold release without status", func(c *Client) error {
+			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
+		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001"}}}`},
+		{"hold release not released", func(c *Client) error {
+			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
+		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001","Status":"HELD"}}}`},
+		{"other hold released", func(c *Client) error {
+			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
+		}, `{"d":{"ReleaseHold":{"HoldID":"H0000002","Status":"RELEASED"}}}`},
+		{"hold release with unknown invoice status", func(c *Client) error {
+			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
+		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001","Status":"RELEASED","SupplierInvoiceStatus":"Z"}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,6 +3,7 @@ package sap
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/erpgate/erpgate/erp"
@@ -103,4 +104,37 @@ func create[B, W, D any](ctx context.Context, c *Client, op, set string, body B,
 		return nil
 	})
 	return v, err
+}
+
+// ReleaseHold ends a hold with the process service's ReleaseHold function
+// import, POST ReleaseHold?HoldID='H0000001', which puts the invoice back
+// to parked and lifts its payment block. Only h.ID is sent; h.InvoiceID
+// goes into errors. An unknown hold is a *erp.NotFoundError for
+// erp.EntityHold. The ERP answers a hold released before with success, so
+// the call is idempotent by itself: each call carries a fresh
+// Repeatability-Request-ID, kept across its retry attempts, rather than
+// one derived from the hold, whose first answer the ERP would otherwise
+// replay for good, failure or not.
+func (c *Client) ReleaseHold(ctx context.Context, h erp.Hold) error {
+	const op = "release hold"
+	keys := map[string]string{"hold_id": h.ID}
+	if h.InvoiceID != "" {
+		keys["invoice_id"] = h.InvoiceID
+	}
+	r := request{
+		call:     retry.Call{Service: erp.ServiceProcess, Operation: op, Write: true, Idempotent: true},
+		method:   http.MethodPost,
+		url:      c.url(erp.ServiceProcess, "ReleaseHold", param{"HoldID", literal(h.ID)}),
+		header:   repeatabilityHeader(op, ""),
+		keys:     keys,
+		notFound: &erp.NotFoundError{Entity: erp.EntityHold, ID: h.ID},
+	}
+	_, err := c.write(ctx, r, func(_ http.Header, body []byte) error {
+		w, err := decodeReleaseHold(body)
+		if err == nil && w.HoldID != "" && w.HoldID != h.ID {
+			err = fmt.Errorf("released hold %q, want %q", w.HoldID, h.ID)
+		}
+		return err
+	})
+	return err
 }

@@ -290,6 +290,9 @@ func TestNotFoundPerEntity(t *testing.T) {
 			_, err := c.HoldInvoice(context.Background(), erp.HoldRequest{InvoiceID: "5105600199", FiscalYear: "2026"})
 			return err
 		}, erp.EntityInvoice, "5105600199"},
+		{"release hold", func(c *Client) error {
+			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H9999999", InvoiceID: "5105600105"})
+		}, erp.EntityHold, "H9999999"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

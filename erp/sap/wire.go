@@ -459,12 +459,54 @@ func (w wireHold) toDomain() (erp.Hold, error) {
 		}
 	}
 	return erp.Hold{
-		ID:        w.HoldID,
-		InvoiceID: w.SupplierInvoice,
-		Reason:    w.Reason,
-		RecheckAt: w.RecheckAt.Time,
-		Status:    st,
+		ID:         w.HoldID,
+		InvoiceID:  w.SupplierInvoice,
+		FiscalYear: w.FiscalYear,
+		Reason:     w.Reason,
+		RecheckAt:  w.RecheckAt.Time,
+		Status:     st,
 	}, nil
+}
+
+// wireReleaseHold is the result of the ReleaseHold function import.
+type wireReleaseHold struct {
+	HoldID                string `json:"HoldID"`
+	SupplierInvoice       string `json:"SupplierInvoice"`
+	FiscalYear            string `json:"FiscalYear"`
+	Status                string `json:"Status"`
+	SupplierInvoiceStatus string `json:"SupplierInvoiceStatus"`
+}
+
+// decodeReleaseHold reads {"d":{"ReleaseHold":{...}}}, or the result
+// directly in "d", and insists on Status RELEASED: any other answer leaves
+// the hold in force.
+func decodeReleaseHold(body []byte) (wireReleaseHold, error) {
+	var d map[string]json.RawMessage
+	if err := decodeEntity(body, &d); err != nil {
+		return wireReleaseHold{}, err
+	}
+	var w wireReleaseHold
+	var err error
+	if inner, ok := d["ReleaseHold"]; ok {
+		err = json.Unmarshal(inner, &w)
+	} else {
+		err = decodeEntity(body, &w)
+	}
+	if err != nil {
+		return wireReleaseHold{}, err
+	}
+	switch {
+	case w.Status == "":
+		return wireReleaseHold{}, missing("Status")
+	case !strings.EqualFold(w.Status, "RELEASED"):
+		return wireReleaseHold{}, fmt.Errorf("hold Status %q, want RELEASED", w.Status)
+	}
+	if w.SupplierInvoiceStatus != "" {
+		if _, err := invoiceStatus(w.SupplierInvoiceStatus); err != nil {
+			return wireReleaseHold{}, err
+		}
+	}
+	return w, nil
 }
 
 // wireHandoverRequest is the body of a POST to HandoverSet.

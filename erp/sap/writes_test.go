@@ -284,7 +284,7 @@ func TestHoldInvoice(t *testing.T) {
 	if err != nil {
 		t.Fatalf("HoldInvoice: got error %v, want nil", err)
 	}
-	same(t, "hold", got, erp.Hold{ID: "H0000001", InvoiceID: "5105600105", Reason: "gr_missing", RecheckAt: recheck, Status: erp.InvoiceHeld})
+	same(t, "hold", got, erp.Hold{ID: "H0000001", InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck, Status: erp.InvoiceHeld})
 	r := f.odata()[0]
 	if r.path != zPath+"HoldSet" {
 		t.Errorf("path: got %q, want %q", r.path, zPath+"HoldSet")

@@ -103,14 +103,22 @@ func approvalRow(a *Approval) obj {
 	}
 }
 
+// holdRow reports the invoice status the hold stands for: held while it
+// is in force, parked once released.
 func holdRow(h *Hold) obj {
+	invStatus := statusHeld
+	if h.Status == HoldReleased {
+		invStatus = statusParked
+	}
 	return obj{
 		{"HoldID", h.HoldID},
 		{"SupplierInvoice", h.InvoiceID},
 		{"FiscalYear", h.FiscalYear},
 		{"Reason", h.Reason},
 		{"RecheckAt", wireDate(h.RecheckAt)},
-		{"SupplierInvoiceStatus", statusHeld},
+		{"Status", h.Status},
+		{"ReleasedAt", wireDateOrNull(h.ReleasedAt)},
+		{"SupplierInvoiceStatus", invStatus},
 	}
 }
 

@@ -358,7 +358,6 @@ func (f *activeFault) applies(svc erp.Service, fetch bool) bool {
 	return (f.rule.Service == AnyService || f.rule.Service == svc) && (!fetch || f.rule.IncludeFetch)
 }
 
-
 func (f *activeFault) matches(svc erp.Service, method, sub string, fetch bool) bool {
 	return f.applies(svc, fetch) &&
 		(f.rule.Method == "" || strings.EqualFold(f.rule.Method, method)) &&

@@ -24,16 +24,24 @@ type Posting struct {
 	RepeatabilityID string    `json:"repeatability_id"`
 }
 
-// Hold records one hold placed on an invoice.
+// Hold records one hold placed on an invoice and, once it ended, when.
 type Hold struct {
 	HoldID          string    `json:"hold_id"`
 	InvoiceID       string    `json:"invoice_id"`
 	FiscalYear      string    `json:"fiscal_year"`
 	Reason          string    `json:"reason"`
+	Status          string    `json:"status"` // HoldHeld or HoldReleased
 	RecheckAt       time.Time `json:"recheck_at"`
 	CreatedAt       time.Time `json:"created_at"`
+	ReleasedAt      time.Time `json:"released_at,omitzero"`
 	RepeatabilityID string    `json:"repeatability_id"`
 }
+
+// Hold statuses as ZERPGATE_PROCESS_SRV reports them.
+const (
+	HoldHeld     = "HELD"
+	HoldReleased = "RELEASED"
+)
 
 // Handover records one handover delivered to a queue, with its evidence.
 type Handover struct {

@@ -42,10 +42,68 @@ func (s *Server) createHold(st *state, w writeRequest) (response, *apiError) {
 	s.seq.hold++
 	h := &Hold{
 		HoldID: fmt.Sprintf("H%07d", s.seq.hold), InvoiceID: inv.id, FiscalYear: inv.fiscalYear,
-		Reason: b.Reason, RecheckAt: recheck, CreatedAt: s.opts.Now(), RepeatabilityID: w.repeatabilityID,
+		Reason: b.Reason, Status: HoldHeld, RecheckAt: recheck, CreatedAt: s.opts.Now(), RepeatabilityID: w.repeatabilityID,
 	}
 	st.holds = append(st.holds, h)
 	return s.created(w, "HoldSet", holdRow(h)), nil
+}
+
+// releaseHold is the ReleaseHold function import: it ends the hold and,
+// when no other hold on the invoice is still in force, puts a held invoice
+// back to parked and lifts the hold's payment block. A hold released before
+// is answered as if released now, so repeating the call is harmless.
+func (s *Server) releaseHold(st *state, w writeRequest) (response, *apiError) {
+	id, e := functionParam(w, "HoldID")
+	if e != nil {
+		return response{}, e
+	}
+	h := st.hold(id)
+	if h == nil {
+		return response{}, newError(http.StatusNotFound, "/IWBEP/CM_MGW_RT/020",
+			fmt.Sprintf("Hold %s does not exist", id))
+	}
+	inv := st.invoice(h.InvoiceID, h.FiscalYear)
+	if h.Status != HoldReleased {
+		h.Status, h.ReleasedAt = HoldReleased, s.opts.Now()
+		if inv != nil && !st.heldByOther(h) {
+			if inv.status == statusHeld {
+				inv.status = statusParked
+			}
+			if inv.block == blockHold {
+				inv.block = ""
+			}
+		}
+	}
+	invStatus := statusParked
+	if inv != nil {
+		invStatus = inv.status
+	}
+	return jsonResponse(http.StatusOK, map[string]any{"d": map[string]any{"ReleaseHold": obj{
+		{"HoldID", h.HoldID},
+		{"SupplierInvoice", h.InvoiceID},
+		{"FiscalYear", h.FiscalYear},
+		{"Status", h.Status},
+		{"SupplierInvoiceStatus", invStatus},
+	}}}), nil
+}
+
+func (st *state) hold(id string) *Hold {
+	for _, h := range st.holds {
+		if h.HoldID == id {
+			return h
+		}
+	}
+	return nil
+}
+
+// heldByOther reports whether another hold on h's invoice is in force.
+func (st *state) heldByOther(h *Hold) bool {
+	for _, o := range st.holds {
+		if o != h && o.Status == HoldHeld && o.InvoiceID == h.InvoiceID && o.FiscalYear == h.FiscalYear {
+			return true
+		}
+	}
+	return false
 }
 
 type handoverBody struct {

@@ -4,8 +4,9 @@
 // the customer service ZERPGATE_PROCESS_SRV, with CSRF tokens, SAP's
 // repeatability header, both error envelope forms and the sap-message
 // warning header. It starts seeded with the golden set and offers admin
-// endpoints under /sim/admin/ to decide approvals, inject faults, expire
-// CSRF tokens, switch the envelope form and read the ledger of writes.
+// endpoints under /sim/admin/ to decide approvals, post goods receipts,
+// inject faults, expire CSRF tokens, switch the envelope form and read the
+// ledger of writes.
 package sim
 
 import (
@@ -70,6 +71,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("DELETE /sim/admin/faults", s.adminClearFaults)
 	mux.HandleFunc("POST /sim/admin/csrf/expire", s.adminExpireTokens)
 	mux.HandleFunc("GET /sim/admin/ledger", s.adminLedger)
+	mux.HandleFunc("POST /sim/admin/goods-receipts", s.adminGoodsReceipt)
 	mux.HandleFunc("GET /sim/admin/envelope", s.adminEnvelope)
 	mux.HandleFunc("POST /sim/admin/envelope", s.adminEnvelope)
 	mux.HandleFunc("/sim/admin/", func(w http.ResponseWriter, r *http.Request) {

@@ -211,6 +211,8 @@ func services() map[string]*service {
 		},
 	)
 
+	process.functions["ReleaseHold"] = (*Server).releaseHold
+
 	all := map[string]*service{}
 	for _, svc := range []*service{invoices, orders, materials, partners, process} {
 		all[svc.name] = svc
