@@ -69,6 +69,6 @@ func (s *Server) routes(r chi.Router) {
 	r.Method(http.MethodGet, "/suppliers", s.op(opSearchSuppliers, handleSearchSuppliers(erp)))
 	r.Method(http.MethodGet, "/suppliers/{supplier_id}", s.op(opGetSupplier, handleGetSupplier(erp)))
 	r.Method(http.MethodGet, "/approvals/{approval_id}", s.op(opGetApproval, handleGetApproval(erp)))
-	r.Method(http.MethodPost, "/handovers", s.op(opHandOver, handleHandOver(proc)))
+	r.Method(http.MethodPost, "/handovers", s.op(opHandOver, handleHandOver(proc, s.runs, s.webhook, s.metrics)))
 	r.Method(http.MethodGet, "/runs/{run_id}", s.op(opGetRun, handleGetRun(s.runs)))
 }

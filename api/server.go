@@ -40,6 +40,8 @@ type Options struct {
 	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
 	// a runs.Redis between replicas.
 	RunStore runs.Store
+	// HandoverWebhook, when set, is told of every stored handover.
+	HandoverWebhook *Webhook
 	// Rechecks is where a hold is queued for its scheduled goods-receipt
 	// re-check. Default: an in-memory queue (recheck.NewMemoryQueue); share
 	// a recheck.RedisQueue between replicas, and run a recheck.Scheduler
@@ -69,6 +71,7 @@ const DefaultMaxBodyBytes = 64 << 10
 type Server struct {
 	erp          erp.Client
 	rechecks     recheck.Queue
+	webhook      *Webhook
 	process      *erp.Process
 	metrics      *Metrics
 	log          *slog.Logger
@@ -116,6 +119,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		erp:          opts.ERP,
 		rechecks:     opts.Rechecks,
+		webhook:      opts.HandoverWebhook,
 		process:      erp.NewProcess(opts.ERP, opts.Tolerance),
 		metrics:      opts.Metrics,
 		log:          opts.Logger,

@@ -210,7 +210,9 @@ type handoverResponse struct {
 	InvoiceID  string `json:"invoice_id"`
 	Queue      string `json:"queue"`
 	Status     string `json:"status"`
+	Summary    string `json:"summary"`
 	CreatedAt  string `json:"created_at"`
+	Webhook    string `json:"webhook,omitempty"`
 }
 
 // healthResponse is the body of /healthz and /readyz.

@@ -211,11 +211,14 @@ type Hold struct {
 // HandoverRequest routes an invoice to a person's queue with the context the
 // agent gathered.
 type HandoverRequest struct {
-	InvoiceID      string
-	Queue          string
-	Code           string // the named outcome that led to the handover; may be empty
-	Summary        string
-	Evidence       []string
+	InvoiceID string
+	Queue     string
+	Code      string // the named outcome that led to the handover; may be empty
+	Summary   string
+	Evidence  []string
+	// History is the agent run's history the gateway attaches, as JSON:
+	// its calls, the five fields of every error it got, the budget used.
+	History        string
 	IdempotencyKey string
 }
 

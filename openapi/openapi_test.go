@@ -39,6 +39,7 @@ var optionalResponseFields = map[string]bool{
 	"closed_reason": true,
 	"decided_at":    true,
 	"info_code":     true,
+	"webhook":       true,
 }
 
 // optionalAt are fields optional in one place only, by schema path.

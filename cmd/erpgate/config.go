@@ -38,6 +38,7 @@ type config struct {
 	maxBodyBytes     int64
 	runLimits        runs.Limits
 	redisURL         string
+	handoverWebhook  string
 	recheckEvery     time.Duration
 	recheckInterval  time.Duration
 	credentials      []api.Credential
@@ -77,6 +78,7 @@ var settings = []setting{
 	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)"},
 	{"recheck-every", "ERPGATE_RECHECK_EVERY", "1h", "how often a held invoice's goods receipt is checked again while it is missing"},
 	{"recheck-interval", "ERPGATE_RECHECK_INTERVAL", "30s", "how often the gateway looks for holds due for their re-check"},
+	{"handover-webhook", "ERPGATE_HANDOVER_WEBHOOK", "", "URL told of every stored handover (JSON POST, retried); empty for none"},
 	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state and hold re-checks shared by replicas, e.g. redis://redis:6379/0; empty keeps them in memory"},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope, comma separated; empty means no authentication"},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -203,6 +205,12 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	}{{"recheck-every", &c.recheckEvery}, {"recheck-interval", &c.recheckInterval}} {
 		if *d.dst, err = time.ParseDuration(v(d.name)); err != nil || *d.dst < time.Second {
 			bad(d.name, "must be a duration of at least 1s")
+		}
+	}
+	c.handoverWebhook = v("handover-webhook")
+	if c.handoverWebhook != "" {
+		if u, err := url.Parse(c.handoverWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			bad("handover-webhook", "must be an absolute http(s) URL")
 		}
 	}
 	c.redisURL = v("redis-url")

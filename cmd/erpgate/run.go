@@ -88,7 +88,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler, err := api.NewServer(api.Options{
 		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
-		Rechecks:     queue,
+		Rechecks: queue, HandoverWebhook: webhook(cfg.handoverWebhook, logger),
 		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {
@@ -146,4 +146,12 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 		return slog.New(slog.NewTextHandler(w, opts))
 	}
 	return slog.New(slog.NewJSONHandler(w, opts))
+}
+
+// webhook returns the handover webhook for url, or nil when none is set.
+func webhook(url string, logger *slog.Logger) *api.Webhook {
+	if url == "" {
+		return nil
+	}
+	return &api.Webhook{URL: url, Logger: logger.With("component", "webhook")}
 }

@@ -67,6 +67,7 @@ func (c *Client) HandOver(ctx context.Context, req erp.HandoverRequest) (erp.Han
 		Code:            req.Code,
 		Summary:         req.Summary,
 		Evidence:        req.Evidence,
+		History:         req.History,
 	}
 	if body.Evidence == nil {
 		body.Evidence = []string{}

@@ -516,6 +516,7 @@ type wireHandoverRequest struct {
 	Code            string   `json:"Code"`
 	Summary         string   `json:"Summary"`
 	Evidence        []string `json:"Evidence"`
+	History         string   `json:"History,omitempty"`
 }
 
 // wireHandover is a HandoverSet entity.

@@ -51,6 +51,7 @@ type Handover struct {
 	Code            string    `json:"code"`
 	Summary         string    `json:"summary"`
 	Evidence        []string  `json:"evidence"`
+	History         string    `json:"history,omitempty"` // the run's history the gateway attached, as JSON
 	Status          string    `json:"status"`
 	CreatedAt       time.Time `json:"created_at"`
 	RepeatabilityID string    `json:"repeatability_id"`

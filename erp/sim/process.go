@@ -112,6 +112,7 @@ type handoverBody struct {
 	Code            string
 	Summary         string
 	Evidence        json.RawMessage
+	History         string
 }
 
 // createHandover is POST HandoverSet: it queues the invoice for a person
@@ -135,7 +136,7 @@ func (s *Server) createHandover(st *state, w writeRequest) (response, *apiError)
 	s.seq.handover++
 	h := &Handover{
 		HandoverID: fmt.Sprintf("HO%07d", s.seq.handover), InvoiceID: b.SupplierInvoice, Queue: b.Queue,
-		Code: b.Code, Summary: b.Summary, Evidence: evidence, Status: "QUEUED",
+		Code: b.Code, Summary: b.Summary, Evidence: evidence, History: b.History, Status: "QUEUED",
 		CreatedAt: s.opts.Now(), RepeatabilityID: w.repeatabilityID,
 	}
 	st.handovers = append(st.handovers, h)

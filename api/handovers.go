@@ -1,0 +1,142 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/errmap"
+)
+
+type handOverer interface {
+	HandOver(ctx context.Context, req erp.HandoverRequest) (erp.Handover, error)
+}
+
+// handleHandOver routes an invoice to a person's queue. The gateway
+// attaches the run's history itself (calls, the five fields of every error,
+// the budget used), so a person gets the context even from an agent that
+// sent no summary. The answer is a success only once the ERP has stored the
+// handover; a configured webhook is told after that, with retries.
+func handleHandOver(h handOverer, g *runs.Guard, hook *Webhook, m *Metrics) opFunc {
+	return func(r *http.Request, body []byte) (any, error) {
+		var req handoverRequest
+		if err := decode(r, body, &req, false); err != nil {
+			return nil, err
+		}
+		if err := checkID("invoice_id", req.InvoiceID, invoiceIDPattern, invoiceIDForm); err != nil {
+			return nil, err
+		}
+		if req.Code != "" {
+			if _, ok := errmap.Lookup(errmap.Code(req.Code)); !ok {
+				return nil, errmap.Invalid("code", "must be one of the codes in the contract's Error schema")
+			}
+		}
+		// Without a queue the handover goes where its code is routed, and
+		// to the AP queue when the code routes nowhere.
+		queue := req.Queue
+		if queue == "" {
+			e, _ := errmap.Lookup(errmap.Code(req.Code))
+			queue = cmp.Or(e.Queue, errmap.QueueAP)
+		}
+		if !slices.Contains(errmap.Queues, queue) {
+			return nil, checkOneOf("queue", queue, errmap.Queues)
+		}
+		if req.Summary != "" {
+			if err := checkText("summary", req.Summary, 3, 2000); err != nil {
+				return nil, err
+			}
+		}
+		if len(req.Evidence) > 20 {
+			return nil, errmap.Invalid("evidence", "holds more than 20 items")
+		}
+		for _, ev := range req.Evidence {
+			if err := checkText("evidence", ev, 1, 1000); err != nil {
+				return nil, err
+			}
+		}
+
+		var history *runResponse
+		if run := cmp.Or(RunIDFromContext(r.Context()), req.RunID); run != "" {
+			st, err := g.Get(r.Context(), run)
+			if err != nil {
+				return nil, err
+			}
+			if st != nil {
+				h := toRun(st, g.Limits().Budget)
+				history = &h
+			}
+		}
+		summary := req.Summary
+		if summary == "" {
+			summary = composeSummary(req.InvoiceID, req.Code, history)
+		}
+		historyJSON := ""
+		if history != nil {
+			b, err := json.Marshal(history)
+			if err != nil {
+				return nil, err
+			}
+			historyJSON = string(b)
+		}
+		ho, err := h.HandOver(r.Context(), erp.HandoverRequest{InvoiceID: req.InvoiceID, Queue: queue, Code: req.Code,
+			Summary: summary, Evidence: req.Evidence, History: historyJSON,
+			IdempotencyKey: idempotencyKeyOf(r, req.IdempotencyKey)})
+		if err != nil {
+			return nil, err
+		}
+		m.handover.WithLabelValues(ho.Queue).Inc()
+		resp := handoverResponse{HandoverID: ho.ID, InvoiceID: req.InvoiceID, Queue: ho.Queue,
+			Status: "queued", Summary: summary, CreatedAt: dateTime(ho.CreatedAt)}
+		if hook != nil {
+			resp.Webhook = "delivered"
+			payload := handoverEvent{HandoverID: ho.ID, InvoiceID: req.InvoiceID, Queue: ho.Queue, Code: req.Code,
+				Summary: summary, Evidence: req.Evidence, History: history, CreatedAt: resp.CreatedAt}
+			if err := hook.Deliver(r.Context(), payload); err != nil {
+				resp.Webhook = "failed"
+			}
+		}
+		return resp, nil
+	}
+}
+
+// composeSummary writes the summary of a handover the agent sent without
+// one, from the errors its run met.
+func composeSummary(invoiceID, code string, run *runResponse) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Invoice %s handed over without a summary", invoiceID)
+	if code != "" {
+		fmt.Fprintf(&b, " (code %s)", code)
+	}
+	if run == nil || len(run.Errors) == 0 {
+		b.WriteString(". The agent's run recorded no errors.")
+		return b.String()
+	}
+	b.WriteString(". Errors the run met:")
+	for _, e := range run.Errors {
+		line := fmt.Sprintf(" %s on %s: %s", e.Code, e.Operation, e.Message)
+		if b.Len()+len(line) > 1900 {
+			b.WriteString(" …")
+			break
+		}
+		b.WriteString(line)
+	}
+	return b.String()
+}
+
+// handoverEvent is what a handover webhook receives.
+type handoverEvent struct {
+	HandoverID string       `json:"handover_id"`
+	InvoiceID  string       `json:"invoice_id"`
+	Queue      string       `json:"queue"`
+	Code       string       `json:"code,omitempty"`
+	Summary    string       `json:"summary"`
+	Evidence   []string     `json:"evidence,omitempty"`
+	History    *runResponse `json:"history,omitempty"`
+	CreatedAt  string       `json:"created_at"`
+}
