@@ -15,6 +15,7 @@ import (
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/retry"
 )
 
 func credential(t *testing.T, name, key string, scopes ...string) api.Credential {
@@ -329,6 +330,25 @@ func TestServiceEndpoints(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("/metrics lacks %s", want)
 		}
+	}
+}
+
+func TestReadyReportsTheBreakers(t *testing.T) {
+	s := newStack(t, withPolicy(func(p *retry.Policy) { p.MaxAttempts = 1; p.Breaker.ConsecutiveFailures = 2 }))
+	s.do("GET", "/purchase-orders/4500018822", nil)
+	m := s.do("GET", "/readyz", nil).json(t)
+	if m["status"] != "ready" || m["breakers"].(map[string]any)["purchase_order"] != "closed" {
+		t.Errorf("/readyz %v, want ready with the purchase_order breaker closed", m)
+	}
+	if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 503, Count: -1}); err != nil {
+		t.Fatal(err)
+	}
+	s.do("GET", "/purchase-orders/4500018822", nil)
+	s.do("GET", "/purchase-orders/4500018823", nil)
+	r := s.do("GET", "/readyz", nil)
+	m = r.json(t)
+	if r.status != 200 || m["status"] != "degraded" || m["breakers"].(map[string]any)["purchase_order"] != "open" {
+		t.Errorf("/readyz %d %v, want 200 degraded with the purchase_order breaker open", r.status, m)
 	}
 }
 

@@ -94,9 +94,13 @@ func (s *stack) startGateway(o api.Options, p retry.Policy) {
 	t := s.t
 	t.Helper()
 
-	client, err := sap.New(s.simURL, sap.Options{Runner: retry.New(p, o.Metrics)})
+	runner := retry.New(p, o.Metrics)
+	client, err := sap.New(s.simURL, sap.Options{Runner: runner})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.BreakerStates == nil {
+		o.BreakerStates = runner.BreakerStates
 	}
 	o.ERP = client
 	srv, err := api.NewServer(o)
