@@ -87,7 +87,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 	})
 
 	t.Run("ERP_UNAVAILABLE", func(t *testing.T) {
-		s := newStack(t)
+		s := newStack(t, withPolicy(func(p *retry.Policy) { p.Breaker.ConsecutiveFailures = 5 }))
 		// A transient failure the retries absorb never reaches the agent.
 		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 502, Count: 2}); err != nil {
 			t.Fatal(err)

@@ -100,4 +100,10 @@ func TestHandoverNotDoneUnlessStored(t *testing.T) {
 	if n := len(s.sim.Ledger().Handovers); n != 0 {
 		t.Errorf("ledger has %d handovers", n)
 	}
+	// An invoice the ERP does not know is handed over with that code.
+	r := s.do("POST", "/handovers", map[string]any{"invoice_id": "5105600999", "code": "INVOICE_NOT_FOUND",
+		"summary": "Invoice 5105600999 from the scanned document is not in the ERP; 5105600099 is not either."})
+	if m := r.json(t); r.status != 200 || m["queue"] != "ap_queue" {
+		t.Errorf("hand_over of an unknown invoice with INVOICE_NOT_FOUND: %d %s", r.status, r.body)
+	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 type handOverer interface {
-	HandOver(ctx context.Context, req erp.HandoverRequest) (erp.Handover, error)
+	HandOver(ctx context.Context, req erp.HandoverRequest, mayBeUnknown bool) (erp.Handover, error)
 }
 
 // handleHandOver routes an invoice to a person's queue. The gateway
@@ -86,7 +86,7 @@ func handleHandOver(h handOverer, g *runs.Guard, hook *Webhook, m *Metrics) opFu
 		}
 		ho, err := h.HandOver(r.Context(), erp.HandoverRequest{InvoiceID: req.InvoiceID, Queue: queue, Code: req.Code,
 			Summary: summary, Evidence: req.Evidence, History: historyJSON,
-			IdempotencyKey: idempotencyKeyOf(r, req.IdempotencyKey)})
+			IdempotencyKey: idempotencyKeyOf(r, req.IdempotencyKey)}, req.Code == string(errmap.InvoiceNotFound))
 		if err != nil {
 			return nil, err
 		}

@@ -205,10 +205,14 @@ func (p *Process) HoldInvoice(ctx context.Context, invoiceID, reason string, rec
 		Reason: reason, RecheckAt: recheckAt, IdempotencyKey: key})
 }
 
-// HandOver routes the invoice to a person's queue; the invoice must exist.
-func (p *Process) HandOver(ctx context.Context, req HandoverRequest) (Handover, error) {
-	if _, err := p.client.Invoice(ctx, req.InvoiceID); err != nil {
-		return Handover{}, err
+// HandOver routes the invoice to a person's queue. The invoice must exist in
+// the ERP unless mayBeUnknown is set: an invoice the ERP does not know is
+// itself something a person has to sort out.
+func (p *Process) HandOver(ctx context.Context, req HandoverRequest, mayBeUnknown bool) (Handover, error) {
+	if !mayBeUnknown {
+		if _, err := p.client.Invoice(ctx, req.InvoiceID); err != nil {
+			return Handover{}, err
+		}
 	}
 	return p.client.HandOver(ctx, req)
 }

@@ -23,10 +23,12 @@ type BreakerSettings struct {
 	// Window is the rolling window the failure counts cover. Default 10s.
 	Window time.Duration
 	// MinRequests is how many attempts the window needs before the failure
-	// ratio can open the breaker. Default 10.
+	// ratio can open the breaker. Default 20.
 	MinRequests uint32
 	// FailureRatio opens the breaker when this share of the window's
-	// attempts failed. Default 0.5.
+	// attempts failed. Default 0.8: the breaker is for an ERP that is down;
+	// a brown-out is the retry budget's to absorb, and a breaker that
+	// opened at 50 % would refuse calls the ERP could still serve.
 	FailureRatio float64
 	// ConsecutiveFailures opens the breaker after this many failures in a
 	// row, however few attempts the window holds. Default 10: under
@@ -43,10 +45,10 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 		s.Window = 10 * time.Second
 	}
 	if s.MinRequests == 0 {
-		s.MinRequests = 10
+		s.MinRequests = 20
 	}
 	if s.FailureRatio <= 0 || s.FailureRatio > 1 {
-		s.FailureRatio = 0.5
+		s.FailureRatio = 0.8
 	}
 	if s.ConsecutiveFailures == 0 {
 		s.ConsecutiveFailures = 10
@@ -154,6 +156,11 @@ func (b *breaker) run(ctx context.Context, fn func() error) error {
 		return ex.err
 	}
 	return err
+}
+
+// open reports whether the breaker refuses calls now.
+func (b *breaker) open() bool {
+	return !b.disabled && b.cb.State() == gobreaker.StateOpen
 }
 
 // untilProbe is how long until the breaker lets the next probe through; at

@@ -208,18 +208,23 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		return withAttempts(err, attempts)
 	}
 	var last error
+	// refused answers a call the open breaker will not let through: at
+	// once, and without the retry budget or a backoff spent on it.
+	refused := func(attempts int) error {
+		r.observer.FastFail(call.Service)
+		if last != nil && unconfirmed {
+			return fail(last, attempts)
+		}
+		return fail(&erp.UpstreamError{Service: call.Service, Operation: call.Operation, Write: call.Write,
+			Transient: true, BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: errBreakerOpen}, attempts)
+	}
 	for attempt := 1; ; attempt++ {
 		err := br.run(ctx, func() error { return r.attempt(ctx, call, fn) })
 		if err == nil {
 			return nil
 		}
 		if errors.Is(err, errBreakerOpen) {
-			r.observer.FastFail(call.Service)
-			if last != nil && unconfirmed {
-				return fail(last, attempt-1)
-			}
-			return fail(&erp.UpstreamError{Service: call.Service, Operation: call.Operation, Write: call.Write,
-				Transient: true, BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: err}, attempt-1)
+			return refused(attempt - 1)
 		}
 		last = err
 		class := p.Classify(err, call.Write)
@@ -251,6 +256,9 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		}
 		if wait == backoff.Stop || p.Now().Add(wait).After(deadline) {
 			return fail(err, attempt)
+		}
+		if br.open() {
+			return refused(attempt)
 		}
 		if !r.budget.get(call.Service).withdraw() {
 			r.observer.BudgetExhausted(call.Service)

@@ -380,3 +380,16 @@ func equal(a, b []time.Duration) bool {
 	}
 	return true
 }
+
+func TestNoRetryIntoAnOpenBreaker(t *testing.T) {
+	r, clock, rec := newRunner(retry.Policy{Breaker: retry.BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Minute}})
+	fn, n := script(unavailable(), unavailable())
+	err := r.Do(context.Background(), read, fn)
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || !up.BreakerOpen || up.Attempts != 1 || *n != 1 {
+		t.Fatalf("err %v after %d attempts, want a fast fail after the attempt that opened the breaker", err, *n)
+	}
+	if len(clock.sleeps) != 0 || len(rec.retries) != 0 || rec.exhausted != 0 {
+		t.Errorf("slept %v, retried %v: a refused retry must cost neither a wait nor the budget", clock.sleeps, rec.retries)
+	}
+}

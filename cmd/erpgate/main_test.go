@@ -153,3 +153,13 @@ func TestREADMEListsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+func TestRunDispatchesEval(t *testing.T) {
+	var out strings.Builder
+	if err := run(context.Background(), []string{"eval"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+		t.Fatalf("erpgate eval: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "expected: 11/11") {
+		t.Errorf("erpgate eval printed:\n%s", out.String())
+	}
+}

@@ -24,7 +24,11 @@ import (
 
 // run starts the gateway (and, without an ERP URL, the simulated ERP) and
 // serves until ctx ends. It prints the address it listens on to stdout.
+// "erpgate eval" plays the reference agent over the golden set instead.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "eval" {
+		return runEval(ctx, args[1:], getenv, stdout, stderr)
+	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
