@@ -93,6 +93,12 @@ func (b *bench) measure(ctx context.Context, sc scenario, ct contender) (row, er
 	runCtx, cancel := context.WithTimeout(ctx, b.cfg.cap)
 	samples := drive(runCtx, b.cfg.n, b.cfg.c, cl.get)
 	cancel()
+	// While the outage lasts, one client alone measures what a refused
+	// call costs the gateway, without the queueing of the loaded run.
+	var probe []sample
+	if _, hasBreaker := cl.openings(); sc.warmup && hasBreaker {
+		probe = drive(ctx, probeRequests, 1, cl.get)
+	}
 	cl.close()
 	erpSrv.shutdown(settle)
 	if err := ctx.Err(); err != nil {
@@ -100,7 +106,12 @@ func (b *bench) measure(ctx context.Context, sc scenario, ct contender) (row, er
 	}
 	openings, hasBreaker := cl.openings()
 	r := summarize(samples).withBreaker(openings, hasBreaker, t0)
+	r.probe = summarize(probe).refused
 	r.scenario, r.client = sc.name, ct.name
 	r.erpCalls = counter.calls.Load() - before
 	return r, nil
 }
+
+// probeRequests is how many calls the single client sends while the
+// breaker is open.
+const probeRequests = 200

@@ -20,6 +20,9 @@ type row struct {
 	// the breaker was open), late those that tried the ERP before the
 	// breaker opened.
 	failures, refused, late []time.Duration
+	// probe holds the fast-fails of one client alone, sent after the
+	// loaded run while the breaker was still open.
+	probe []time.Duration
 	// unfinished counts requests not answered by the cap, sent or not.
 	unfinished int
 	// codes counts the gateway's error codes.
