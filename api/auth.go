@@ -34,8 +34,8 @@ func ParseCredential(s string) (Credential, error) {
 	c := Credential{Name: parts[0], Scopes: strings.Split(parts[2], "+")}
 	copy(c.KeySHA256[:], sum)
 	for _, sc := range c.Scopes {
-		if sc != ScopeRead && sc != ScopeWrite {
-			return Credential{}, fmt.Errorf("credential %q: unknown scope %q (want read or write)", c.Name, sc)
+		if sc != ScopeRead && sc != ScopeWrite && sc != ScopePost {
+			return Credential{}, fmt.Errorf("credential %q: unknown scope %q (want read, write or post)", c.Name, sc)
 		}
 	}
 	return c, nil
@@ -48,7 +48,7 @@ func redact(s string) string {
 }
 
 // anonymous is the client when no credentials are configured.
-var anonymous = Credential{Name: "anonymous", Scopes: []string{ScopeRead, ScopeWrite}}
+var anonymous = Credential{Name: "anonymous", Scopes: []string{ScopeRead, ScopeWrite, ScopePost}}
 
 // identify finds the client by its API key, sent as "Authorization:
 // Bearer <key>" or "X-API-Key: <key>". Keys are compared by hash in
@@ -75,12 +75,37 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 	return found, nil
 }
 
-// authorize checks that the client holds the operation's scope.
-func authorize(c *Credential, o operation) error {
-	if slices.Contains(c.Scopes, o.scope) {
+// scopeOf is the scope an operation needs: post_invoice needs its own
+// scope when the server is so configured.
+func (s *Server) scopeOf(o operation) string {
+	if o.name == opPostInvoice.name && s.postScope {
+		return ScopePost
+	}
+	return o.scope
+}
+
+// ops guards /healthz, /readyz and /metrics: open by default, behind any
+// valid API key when the server is configured to protect them.
+func (s *Server) ops(next http.Handler) http.Handler {
+	if !s.protectOps {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.identify(r); err != nil {
+			traceFrom(r.Context()).code = string(errmap.Unauthenticated)
+			errmap.Write(w, errmap.Map(err))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorize checks that the client holds the scope.
+func authorize(c *Credential, o operation, scope string) error {
+	if slices.Contains(c.Scopes, scope) {
 		return nil
 	}
 	return errmap.New(errmap.ScopeMissing,
-		fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", o.name, o.scope),
-		map[string]any{"scope": o.scope, "operation": o.name})
+		fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", o.name, scope),
+		map[string]any{"scope": scope, "operation": o.name})
 }

@@ -35,6 +35,7 @@ func RunIDFromContext(ctx context.Context) string {
 // trace is filled in by the handler chain so the access log can name the
 // operation and the outcome of the request.
 type trace struct {
+	client    string
 	operation string
 	code      string
 	cause     error

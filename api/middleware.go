@@ -3,6 +3,7 @@ package api
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -102,6 +104,13 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		}
 		if t.code != "" {
 			attrs = append(attrs, "code", t.code)
+		}
+		if t.client != "" {
+			attrs = append(attrs, "client", t.client)
+		}
+		var up *erp.UpstreamError
+		if errors.As(t.cause, &up) && len(up.MessageIDs) > 0 {
+			attrs = append(attrs, "erp_message_ids", up.MessageIDs)
 		}
 		if t.cause != nil {
 			attrs = append(attrs, "cause", t.cause.Error())

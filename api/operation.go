@@ -3,7 +3,10 @@ package api
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -45,7 +48,11 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 	if err != nil {
 		return s.failure(r, err, t)
 	}
-	if err := authorize(client, o); err != nil {
+	t.client = client.Name
+	if err := authorize(client, o, s.scopeOf(o)); err != nil {
+		return s.failure(r, err, t)
+	}
+	if err := s.rateLimit(r, client); err != nil {
 		return s.failure(r, err, t)
 	}
 	body, err := readBody(r, s.maxBody)
@@ -154,7 +161,7 @@ func (s *Server) failure(r *http.Request, err error, t *trace) *response {
 }
 
 // named turns err into a named error with the ids of the path added to its
-// details. The cause of an INTERNAL or a 5xx goes to the access log.
+// details. The cause goes to the access log, at error level for a 5xx.
 func (s *Server) named(r *http.Request, err error, t *trace) *errmap.Error {
 	if errors.Is(err, runs.ErrStore) {
 		t.cause = err
@@ -170,9 +177,9 @@ func (s *Server) named(r *http.Request, err error, t *trace) *errmap.Error {
 			}
 		}
 	}
-	if e.Code == errmap.Internal || e.Status >= 500 {
-		t.cause = err
-	}
+	// The cause goes to the access log only: for an ERP answer it holds
+	// the message ids and the ERP's own words.
+	t.cause = err
 	return e
 }
 
@@ -237,4 +244,32 @@ func (b *bufferedWriter) Write(p []byte) (int, error) {
 		b.status = http.StatusOK
 	}
 	return b.body.Write(p)
+}
+
+// rateLimit counts the call against its client's rate limit and refuses it,
+// retryable, once the window's calls are spent. Clients are told apart by
+// their API key, or by address when the gateway has no keys.
+func (s *Server) rateLimit(r *http.Request, c *Credential) error {
+	if s.limiter == nil {
+		return nil
+	}
+	key := "client:" + c.Name
+	if c == &anonymous {
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
+		if err != nil {
+			host = r.RemoteAddr
+		}
+		key = "addr:" + host
+	}
+	hdr := &bufferedWriter{header: http.Header{}}
+	if !s.limiter.OnLimit(hdr, r, key) {
+		return nil
+	}
+	wait, err := strconv.Atoi(hdr.header.Get("Retry-After"))
+	if err != nil || wait < 1 {
+		wait = 1
+	}
+	return errmap.New(errmap.RateLimited,
+		fmt.Sprintf("This client has made more calls than its rate limit allows. Wait %d s, then go on; do not retry at once.", wait),
+		map[string]any{"retry_after_s": wait})
 }

@@ -10,6 +10,9 @@ import (
 const (
 	ScopeRead  = "read"
 	ScopeWrite = "write"
+	// ScopePost is what post_invoice needs instead of write when the
+	// server is configured with Options.PostScope.
+	ScopePost = "post"
 )
 
 // operation is one tool of the contract: its operationId, the scope it
@@ -52,9 +55,9 @@ func (s *Server) routes(r chi.Router) {
 	r.NotFound(s.notFound)
 	r.MethodNotAllowed(s.methodNotAllowed)
 
-	r.Get("/healthz", s.handleHealth)
-	r.Get("/readyz", s.handleReady)
-	r.Method(http.MethodGet, "/metrics", s.metrics.Handler())
+	r.Method(http.MethodGet, "/healthz", s.ops(http.HandlerFunc(s.handleHealth)))
+	r.Method(http.MethodGet, "/readyz", s.ops(http.HandlerFunc(s.handleReady)))
+	r.Method(http.MethodGet, "/metrics", s.ops(s.metrics.Handler()))
 	r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
 	r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
 

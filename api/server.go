@@ -4,6 +4,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/httprate"
 
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
@@ -35,6 +37,18 @@ type Options struct {
 	// Credentials are the clients allowed to call the tools. Empty: no
 	// authentication, every caller has every scope.
 	Credentials []Credential
+	// PostScope makes post_invoice need the post scope instead of write,
+	// so that an agent can prepare invoices without posting them.
+	PostScope bool
+	// RateLimit is how many tool calls one client (by API key, or by
+	// address without keys) may make per RateWindow; more are
+	// RATE_LIMITED. Zero: no limit.
+	RateLimit int
+	// RateWindow is the window of RateLimit. Default 1m.
+	RateWindow time.Duration
+	// ProtectOps puts /healthz, /readyz and /metrics behind a valid API
+	// key. Default: open, for probes and scrapers.
+	ProtectOps bool
 	// Runs configures the per-run loop limits.
 	Runs runs.Limits
 	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
@@ -77,6 +91,9 @@ type Server struct {
 	log          *slog.Logger
 	maxBody      int64
 	creds        []Credential
+	postScope    bool
+	protectOps   bool
+	limiter      *httprate.RateLimiter
 	runs         *runs.Guard
 	idem         *idempotencyStore
 	contractJSON []byte
@@ -125,6 +142,8 @@ func NewServer(opts Options) (*Server, error) {
 		log:          opts.Logger,
 		maxBody:      opts.MaxBodyBytes,
 		creds:        opts.Credentials,
+		postScope:    opts.PostScope,
+		protectOps:   opts.ProtectOps,
 		runs:         runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
 		idem:         newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
 		contractJSON: opts.ContractJSON,
@@ -133,6 +152,9 @@ func NewServer(opts Options) (*Server, error) {
 		breakers:     opts.BreakerStates,
 		now:          opts.Now,
 		router:       chi.NewRouter(),
+	}
+	if opts.RateLimit > 0 {
+		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))
 	}
 	s.routes(s.router)
 	return s, nil

@@ -35,6 +35,7 @@ const (
 	LoopDetected         Code = "LOOP_DETECTED"
 	BudgetExhausted      Code = "BUDGET_EXHAUSTED"
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	RateLimited          Code = "RATE_LIMITED"
 	Internal             Code = "INTERNAL"
 )
 
@@ -115,6 +116,8 @@ var catalogue = []Entry{
 		"The run's tool-call budget for this invoice is spent."},
 	{IdempotencyKeyReused, http.StatusConflict, false, FixInputAndRetry, "", true,
 		"The idempotency key was used before with other arguments."},
+	{RateLimited, http.StatusTooManyRequests, true, HoldAndRecheck, "", true,
+		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
 	{Internal, http.StatusInternalServerError, false, StopAndEscalate, "", true,
 		"A fault in the gateway. The message is generic; the log has the cause under the request id."},
 }

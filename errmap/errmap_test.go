@@ -48,8 +48,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 19 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes and 9 gateway codes", len(seen))
+	if len(seen) != 20 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes and 10 gateway codes", len(seen))
 	}
 }
 
@@ -79,6 +79,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.LoopDetected:         {409, false, errmap.RouteToPerson, ""},
 		errmap.BudgetExhausted:      {409, false, errmap.RouteToPerson, ""},
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
+		errmap.RateLimited:          {429, true, errmap.HoldAndRecheck, ""},
 		errmap.Internal:             {500, false, errmap.StopAndEscalate, ""},
 	}
 	for code, w := range want {
@@ -282,4 +283,16 @@ func contains[T comparable](s []T, v T) bool {
 		}
 	}
 	return false
+}
+
+func TestMapOfANamedErrorEnds(t *testing.T) {
+	e := errmap.Invalid("reason", "is empty")
+	got := errmap.Map(e)
+	var up *erp.UpstreamError
+	if got != e || errors.As(got, &up) {
+		t.Fatalf("Map(named) = %v, want the same error", got)
+	}
+	if got.Cause != nil {
+		t.Errorf("a named error became its own cause")
+	}
 }

@@ -53,7 +53,9 @@ func Map(err error) *Error {
 		return nil
 	}
 	e := mapErr(err)
-	if e.Cause == nil {
+	// An error that is already named keeps its own cause: it must never
+	// become its own cause, or unwrapping it would not end.
+	if e.Cause == nil && error(e) != err {
 		e.Cause = err
 	}
 	return e

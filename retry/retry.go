@@ -21,6 +21,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync/atomic"
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
@@ -156,6 +157,7 @@ type Observer interface {
 
 // Runner runs ERP calls under a Policy. It is safe for concurrent use.
 type Runner struct {
+	draining atomic.Bool
 	policy   Policy
 	observer Observer
 	breakers *breakers
@@ -175,6 +177,11 @@ func New(p Policy, obs Observer) *Runner {
 		budget:   newBudgets(p.Budget),
 	}
 }
+
+// Drain makes the runner stop retrying: attempts already running finish,
+// and every call answers with its last failure instead of waiting for
+// another try. A gateway that shuts down drains its calls this way.
+func (r *Runner) Drain() { r.draining.Store(true) }
 
 // Policy returns the runner's effective policy.
 func (r *Runner) Policy() Policy { return r.policy }
@@ -247,7 +254,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 				class = Transient
 			}
 		}
-		if class != Transient || attempt >= p.MaxAttempts || ctx.Err() != nil {
+		if class != Transient || attempt >= p.MaxAttempts || ctx.Err() != nil || r.draining.Load() {
 			return fail(err, attempt)
 		}
 		wait := bo.NextBackOff()

@@ -393,3 +393,14 @@ func TestNoRetryIntoAnOpenBreaker(t *testing.T) {
 		t.Errorf("slept %v, retried %v: a refused retry must cost neither a wait nor the budget", clock.sleeps, rec.retries)
 	}
 }
+
+func TestDrainStopsRetrying(t *testing.T) {
+	r, clock, _ := newRunner(retry.Policy{})
+	r.Drain()
+	fn, n := script(unavailable(), unavailable())
+	err := r.Do(context.Background(), read, fn)
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || up.Attempts != 1 || *n != 1 || len(clock.sleeps) != 0 {
+		t.Errorf("draining: err %v after %d attempts and sleeps %v, want the first failure at once", err, *n, clock.sleeps)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -24,6 +25,12 @@ import (
 // environment variable; a flag given on the command line wins.
 type config struct {
 	addr             string
+	tlsCert, tlsKey  string
+	shutdownTimeout  time.Duration
+	postScope        bool
+	protectOps       bool
+	rateLimit        int
+	rateWindow       time.Duration
 	publicURL        string
 	erpURL           string
 	erpUser          string
@@ -52,7 +59,11 @@ type setting struct {
 }
 
 var settings = []setting{
+	{"config", "ERPGATE_CONFIG", "", "file of ERPGATE_*=value lines applied under the environment and the flags"},
 	{"addr", "ERPGATE_ADDR", ":8080", "listen address; port 0 picks a free port and prints it"},
+	{"tls-cert", "ERPGATE_TLS_CERT", "", "PEM certificate file; with -tls-key the gateway serves HTTPS only"},
+	{"tls-key", "ERPGATE_TLS_KEY", "", "PEM private key file for -tls-cert"},
+	{"shutdown-timeout", "ERPGATE_SHUTDOWN_TIMEOUT", "20s", "how long a shutdown waits for calls in flight"},
 	{"public-url", "ERPGATE_PUBLIC_URL", "", "absolute URL clients reach the gateway at, written into the served contract (default: http://localhost:<port>)"},
 	{"erp-url", "ERPGATE_ERP_URL", "", "base URL of the S/4HANA system (OData services below /sap/opu/odata/sap/); empty starts the simulated ERP in process"},
 	{"erp-user", "ERPGATE_ERP_USER", "", "ERP basic-auth user"},
@@ -80,7 +91,11 @@ var settings = []setting{
 	{"recheck-interval", "ERPGATE_RECHECK_INTERVAL", "30s", "how often the gateway looks for holds due for their re-check"},
 	{"handover-webhook", "ERPGATE_HANDOVER_WEBHOOK", "", "URL told of every stored handover (JSON POST, retried); empty for none"},
 	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state and hold re-checks shared by replicas, e.g. redis://redis:6379/0; empty keeps them in memory"},
-	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope, comma separated; empty means no authentication"},
+	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post), comma separated; empty means no authentication"},
+	{"post-scope", "ERPGATE_POST_SCOPE", "false", "post_invoice needs the post scope instead of write"},
+	{"protect-ops", "ERPGATE_PROTECT_OPS", "false", "/healthz, /readyz and /metrics need a valid API key too"},
+	{"rate-limit", "ERPGATE_RATE_LIMIT", "600", "tool calls a client may make per -rate-window (0 turns the limit off)"},
+	{"rate-window", "ERPGATE_RATE_WINDOW", "1m", "window of -rate-limit"},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "ERPGATE_LOG_FORMAT", "json", "json or text"},
 }
@@ -96,9 +111,16 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			fmt.Fprintf(stderr, "  -%s (env %s, default %q)\n    \t%s\n", f.Name, envOf(f.Name), f.DefValue, f.Usage)
 		})
 	}
+	file, err := loadConfigFile(configPath(args, getenv))
+	if err != nil {
+		return config{}, err
+	}
 	values := map[string]*string{}
 	for _, s := range settings {
 		def := s.def
+		if v, ok := file[s.env]; ok {
+			def = v
+		}
 		if v := getenv(s.env); v != "" {
 			def = v
 		}
@@ -120,6 +142,32 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	if c.addr == "" {
 		bad("addr", "must not be empty")
 	}
+	c.tlsCert, c.tlsKey = v("tls-cert"), v("tls-key")
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		bad("tls-cert", "needs -tls-key, and -tls-key needs -tls-cert")
+	}
+	for _, f := range []string{"tls-cert", "tls-key"} {
+		if p := v(f); p != "" {
+			if _, err := os.Stat(p); err != nil {
+				bad(f, "cannot read the file")
+			}
+		}
+	}
+	if c.shutdownTimeout, err = time.ParseDuration(v("shutdown-timeout")); err != nil || c.shutdownTimeout < 0 {
+		bad("shutdown-timeout", "must be a duration such as 20s")
+	}
+	if c.postScope, err = strconv.ParseBool(v("post-scope")); err != nil {
+		bad("post-scope", "must be true or false")
+	}
+	if c.protectOps, err = strconv.ParseBool(v("protect-ops")); err != nil {
+		bad("protect-ops", "must be true or false")
+	}
+	if c.rateLimit, err = strconv.Atoi(v("rate-limit")); err != nil || c.rateLimit < 0 {
+		bad("rate-limit", "must be a whole number, 0 for no limit")
+	}
+	if c.rateWindow, err = time.ParseDuration(v("rate-window")); err != nil || c.rateWindow < time.Second {
+		bad("rate-window", "must be a duration of at least 1s")
+	}
 	c.publicURL = v("public-url")
 	if c.publicURL != "" {
 		if u, err := url.Parse(c.publicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -133,7 +181,6 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	c.erpUser, c.erpPassword = v("erp-user"), *values["erp-password"]
-	var err error
 	if c.erpTimeout, err = time.ParseDuration(v("erp-timeout")); err != nil || c.erpTimeout <= 0 {
 		bad("erp-timeout", "must be a positive duration such as 3s")
 	}
@@ -249,4 +296,56 @@ func envOf(name string) string {
 		}
 	}
 	return ""
+}
+
+// configPath finds the configuration file: -config on the command line,
+// else ERPGATE_CONFIG.
+func configPath(args []string, getenv func(string) string) string {
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if !strings.HasPrefix(a, "-") || name != "config" {
+			continue
+		}
+		if hasValue {
+			return value
+		}
+		if i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return getenv("ERPGATE_CONFIG")
+}
+
+// loadConfigFile reads a file of ERPGATE_*=value lines; blank lines and
+// lines starting with # are skipped. A key that is no setting is an error,
+// so a typo cannot go unnoticed.
+func loadConfigFile(path string) (map[string]string, error) {
+	out := map[string]string{}
+	if path == "" {
+		return out, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-config (ERPGATE_CONFIG): %w", err)
+	}
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[s.env] = true
+	}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		key, value, ok := strings.Cut(line, "=")
+		key = strings.TrimSpace(key)
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("%s:%d: want KEY=value", path, n+1)
+		case !known[key] || key == "ERPGATE_CONFIG":
+			return nil, fmt.Errorf("%s:%d: %s is not a setting", path, n+1, key)
+		}
+		out[key] = strings.Trim(strings.TrimSpace(value), `"`)
+	}
+	return out, nil
 }

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -92,6 +94,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	handler, err := api.NewServer(api.Options{
 		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
+		PostScope: cfg.postScope, ProtectOps: cfg.protectOps, RateLimit: cfg.rateLimit, RateWindow: cfg.rateWindow,
 		Rechecks: queue, HandoverWebhook: webhook(cfg.handoverWebhook, logger),
 		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
 	})
@@ -108,11 +111,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxHeaderBytes:    32 << 10,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	fmt.Fprintf(stdout, "erpgate listening on http://%s (contract %s/openapi.json; ERP: %s at %s)\n",
-		hostPort(ln.Addr()), public, erpName, erpURL)
+	scheme := "http"
+	if cfg.tlsCert != "" {
+		scheme = "https"
+		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	fmt.Fprintf(stdout, "erpgate listening on %s://%s (contract %s/openapi.json; ERP: %s at %s)\n",
+		scheme, hostPort(ln.Addr()), public, erpName, redactURL(erpURL))
 
 	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
+	go func() {
+		if cfg.tlsCert != "" {
+			errc <- srv.ServeTLS(ln, cfg.tlsCert, cfg.tlsKey)
+			return
+		}
+		errc <- srv.Serve(ln)
+	}()
 	schedCtx, stopScheduler := context.WithCancel(ctx)
 	defer stopScheduler()
 	go scheduler.Run(schedCtx)
@@ -121,8 +135,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	// Calls in flight finish their current ERP attempt but make no more;
+	// new connections are refused while they drain.
+	logger.Info("shutting down", "timeout", cfg.shutdownTimeout.String())
+	runner.Drain()
+	stopScheduler()
+	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return err
@@ -158,4 +176,14 @@ func webhook(url string, logger *slog.Logger) *api.Webhook {
 		return nil
 	}
 	return &api.Webhook{URL: url, Logger: logger.With("component", "webhook")}
+}
+
+// redactURL drops any user and password from a URL before it is printed.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	u.User = nil
+	return u.String()
 }
