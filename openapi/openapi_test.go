@@ -167,7 +167,7 @@ func TestErrorResponses(t *testing.T) {
 	doc := load(t)
 	for _, o := range allOperations(doc) {
 		id := o.op.OperationID
-		want := []string{"400", "401", "404", "409", "500", "502", "503"}
+		want := []string{"400", "401", "404", "409", "429", "500", "502", "503"}
 		if o.method == http.MethodPost {
 			want = append(want, "413", "415")
 		}
@@ -195,8 +195,8 @@ func TestErrorResponses(t *testing.T) {
 			if resp.Headers["X-Request-Id"] == nil {
 				t.Errorf("%s %s: does not declare X-Request-Id", id, status)
 			}
-			if status == "503" && resp.Headers["Retry-After"] == nil {
-				t.Errorf("%s 503: does not declare Retry-After", id)
+			if (status == "429" || status == "503") && resp.Headers["Retry-After"] == nil {
+				t.Errorf("%s %s: does not declare Retry-After", id, status)
 			}
 		}
 		sort.Strings(got)
