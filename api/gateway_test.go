@@ -182,6 +182,15 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 			409, "IDEMPOTENCY_KEY_REUSED", "fix_input_and_retry")
 	})
 
+	t.Run("RATE_LIMITED", func(t *testing.T) {
+		s := newStack(t, withOptions(func(o *api.Options) { o.RateLimit = 1 }))
+		s.do("GET", "/suppliers/100042", nil)
+		d := check(t, s.do("GET", "/suppliers/100043", nil), 429, "RATE_LIMITED", "hold_and_recheck")
+		if d["retry_after_s"] == nil {
+			t.Errorf("details %v, want retry_after_s", d)
+		}
+	})
+
 	t.Run("INTERNAL", func(t *testing.T) {
 		srv, err := api.NewServer(api.Options{ERP: panicky{}})
 		if err != nil {
