@@ -265,3 +265,14 @@ func writeSelfSigned(t *testing.T, dir string) (string, string) {
 	}
 	return certFile, keyFile
 }
+
+func TestRunServesMCP(t *testing.T) {
+	base := startGateway(t, nil)
+	var out strings.Builder
+	if err := runConformance(context.Background(), []string{"-url", base + "/mcp"}, &out, io.Discard); err != nil {
+		t.Fatalf("conformance against the gateway's /mcp: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "outcomes intact") {
+		t.Errorf("conformance printed:\n%s", out.String())
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/erp/sap"
@@ -26,10 +27,14 @@ import (
 
 // run starts the gateway (and, without an ERP URL, the simulated ERP) and
 // serves until ctx ends. It prints the address it listens on to stdout.
-// "erpgate eval" plays the reference agent over the golden set instead.
+// "erpgate eval" plays the reference agent over the golden set instead, and
+// "erpgate conformance" checks an MCP connector of the gateway.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "eval" {
 		return runEval(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "conformance" {
+		return runConformance(ctx, args[1:], stdout, stderr)
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
@@ -102,8 +107,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return err
 	}
+	doc, err := openapi.Load()
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("load the contract: %w", err)
+	}
+	mcpServer, err := mcp.New(handler, doc, mcp.Options{Logger: logger.With("component", "mcp")})
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	// /mcp serves the same operations as MCP tools; everything else is the
+	// REST API.
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcpServer.Handler())
+	mux.Handle("/", handler)
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,

@@ -1,0 +1,294 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// remoteAddrHeader carries the MCP client's address from the HTTP handler
+// to the tool handler, which sees only request headers.
+const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
+
+// forwarded are the MCP request's headers a tool call passes on to the REST
+// handler: credentials, the request id and the run id.
+var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id"}
+
+// invalidParams is the JSON-RPC error of a call whose arguments do not fit
+// the tool's input schema: a protocol error, not a tool result.
+func invalidParams(tool, format string, a ...any) error {
+	return &jsonrpc.Error{
+		Code:    jsonrpc.CodeInvalidParams,
+		Message: fmt.Sprintf("invalid arguments for tool %s: %s", tool, fmt.Sprintf(format, a...)),
+	}
+}
+
+// request builds the REST request of a call: the contract's method and
+// path with the path arguments filled in, the query arguments, and a JSON
+// body of the body arguments.
+func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header) (*http.Request, error) {
+	args, err := t.parse(raw)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+
+	path := t.path
+	query := url.Values{}
+	body := map[string]any{}
+	hdr := http.Header{}
+	for _, name := range names {
+		v := args[name]
+		switch a := t.args[name]; a.in {
+		case inPath:
+			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(scalar(v)))
+		case inQuery:
+			if list, ok := v.([]any); ok {
+				for _, e := range list {
+					query.Add(name, scalar(e))
+				}
+			} else {
+				query.Add(name, scalar(v))
+			}
+		case inBody:
+			body[name] = v
+		case inHeader:
+			hdr.Set("Idempotency-Key", scalar(v))
+		}
+	}
+	target := path
+	if len(query) > 0 {
+		target += "?" + query.Encode()
+	}
+
+	var rd io.Reader
+	if t.body {
+		var buf bytes.Buffer
+		enc := json.NewEncoder(&buf)
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(body); err != nil {
+			return nil, invalidParams(t.name, "%v", err)
+		}
+		rd = bytes.NewReader(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
+		hdr.Set("Content-Type", "application/json")
+	}
+	req, err := http.NewRequestWithContext(ctx, t.method, target, rd)
+	if err != nil {
+		return nil, invalidParams(t.name, "%v", err)
+	}
+	req.RequestURI = target
+	req.Header = hdr
+	req.Header.Set("Accept", "application/json")
+	for _, k := range forwarded {
+		if v := header.Values(k); len(v) > 0 {
+			req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+		}
+	}
+	req.RemoteAddr = header.Get(remoteAddrHeader)
+	return req, nil
+}
+
+// parse decodes the arguments and checks them against the structure of the
+// input schema: an object, known argument names, the JSON types, and the
+// required arguments. The values themselves (patterns, enums, lengths) are
+// checked by the REST handler, whose INVALID_REQUEST names the field and
+// tells the agent what to do, like any other error result.
+func (t *tool) parse(raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		if raw[0] != '{' {
+			return nil, invalidParams(t.name, "arguments must be a JSON object")
+		}
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&args); err != nil {
+			return nil, invalidParams(t.name, "arguments are not a valid JSON object")
+		}
+	}
+	for name, v := range args {
+		a, ok := t.args[name]
+		if !ok {
+			return nil, invalidParams(t.name, "unknown argument %q", name)
+		}
+		// Platforms that fill every optional argument send null for the
+		// ones they have no value for; REST treats a null field as absent.
+		if v == nil {
+			delete(args, name)
+			continue
+		}
+		nv, err := checkType(a.schema, v, name)
+		if err != nil {
+			return nil, invalidParams(t.name, "%v", err)
+		}
+		args[name] = nv
+	}
+	for name, a := range t.args {
+		if _, ok := args[name]; a.required && !ok {
+			return nil, invalidParams(t.name, "missing required argument %q", name)
+		}
+	}
+	return args, nil
+}
+
+// checkType checks v against the types of s (recursing into arrays and
+// objects) and returns v with integral numbers written as integers.
+func checkType(s *openapi3.Schema, v any, at string) (any, error) {
+	kind := kindOf(v)
+	if n, ok := v.(json.Number); ok && kind == openapi3.TypeInteger {
+		v = json.Number(integer(n))
+	}
+	if s.Type != nil && !s.Type.IsEmpty() {
+		ok := s.Type.Includes(kind) ||
+			(kind == openapi3.TypeInteger && s.Type.Includes(openapi3.TypeNumber)) ||
+			(kind == openapi3.TypeNull && s.Nullable)
+		if !ok {
+			return nil, fmt.Errorf("argument %q must be of type %s, not %s", at, strings.Join(s.Type.Slice(), " or "), kind)
+		}
+	}
+	switch x := v.(type) {
+	case []any:
+		if s.Items == nil || s.Items.Value == nil {
+			return x, nil
+		}
+		for i, e := range x {
+			ne, err := checkType(s.Items.Value, e, fmt.Sprintf("%s[%d]", at, i))
+			if err != nil {
+				return nil, err
+			}
+			x[i] = ne
+		}
+	case map[string]any:
+		closed := s.AdditionalProperties.Has != nil && !*s.AdditionalProperties.Has
+		for k, e := range x {
+			p, ok := s.Properties[k]
+			if !ok || p == nil || p.Value == nil {
+				if closed {
+					return nil, fmt.Errorf("argument %q has an unknown field %q", at, k)
+				}
+				continue
+			}
+			ne, err := checkType(p.Value, e, at+"."+k)
+			if err != nil {
+				return nil, err
+			}
+			x[k] = ne
+		}
+		for _, r := range s.Required {
+			if _, ok := x[r]; !ok {
+				return nil, fmt.Errorf("argument %q lacks the required field %q", at, r)
+			}
+		}
+	}
+	return v, nil
+}
+
+// kindOf names the JSON type of a decoded value.
+func kindOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return openapi3.TypeNull
+	case string:
+		return openapi3.TypeString
+	case bool:
+		return openapi3.TypeBoolean
+	case []any:
+		return openapi3.TypeArray
+	case map[string]any:
+		return openapi3.TypeObject
+	case json.Number:
+		if integer(x) != "" {
+			return openapi3.TypeInteger
+		}
+		return openapi3.TypeNumber
+	}
+	return "unknown"
+}
+
+// integer returns n written as an integer when its value is whole (JSON
+// Schema counts 10.0 as an integer; REST parses only 10), else "".
+func integer(n json.Number) string {
+	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+		return strconv.FormatInt(i, 10)
+	}
+	f, err := strconv.ParseFloat(string(n), 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return ""
+	}
+	return strconv.FormatInt(int64(f), 10)
+}
+
+// scalar writes a path or query value as text.
+func scalar(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
+	case bool:
+		return strconv.FormatBool(x)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// result turns the REST answer into the tool result. An error keeps the
+// REST body byte for byte (without its trailing newline) as the one text
+// block, so the agent reads exactly the five fields REST clients read.
+func result(status int, body []byte) *sdk.CallToolResult {
+	text := strings.TrimSuffix(string(body), "\n")
+	res := &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: text}}}
+	if status >= 400 {
+		res.IsError = true
+		return res
+	}
+	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' && json.Valid(obj) {
+		res.StructuredContent = json.RawMessage(obj)
+	}
+	return res
+}
+
+// recorder keeps the REST handler's answer in memory.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+
+func (r *recorder) WriteHeader(status int) {
+	if r.status == 0 {
+		r.status = status
+	}
+}
+
+func (r *recorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	return r.body.Write(p)
+}
+
+func (r *recorder) code() int {
+	if r.status == 0 {
+		return http.StatusOK
+	}
+	return r.status
+}

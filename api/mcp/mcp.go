@@ -1,0 +1,109 @@
+// Package mcp serves erpgate's operations as MCP tools over the Streamable
+// HTTP transport. The tools are made from the contract (openapi.yaml): one
+// per operation, named by its operationId, with a flat input schema of its
+// path and query parameters and JSON body fields. A tool call is served by
+// the same HTTP handlers as the REST call, so limits, idempotent replay,
+// metrics and the five-field error body are the REST ones: an error result
+// carries the REST error body byte for byte.
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Options configures a Server. Every zero field takes the default documented
+// beside it.
+type Options struct {
+	// Name is the server implementation name announced to clients.
+	// Default "erpgate".
+	Name string
+	// Version is the server implementation version. Default "1.0.0".
+	Version string
+	// Logger receives the MCP server's own log lines. Default: discard.
+	Logger *slog.Logger
+}
+
+// Server serves the contract's operations as MCP tools.
+type Server struct {
+	api     http.Handler
+	log     *slog.Logger
+	server  *sdk.Server
+	handler http.Handler
+}
+
+// New returns a Server whose tools are the operations of doc, each served
+// by api, the gateway's REST handler.
+func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
+	if api == nil {
+		return nil, fmt.Errorf("mcp: the API handler is required")
+	}
+	if opts.Name == "" {
+		opts.Name = "erpgate"
+	}
+	if opts.Version == "" {
+		opts.Version = "1.0.0"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	tools, err := buildTools(doc)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{api: api, log: opts.Logger}
+	var instructions string
+	if doc.Info != nil {
+		instructions = doc.Info.Description
+	}
+	s.server = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
+		&sdk.ServerOptions{
+			Instructions: instructions,
+			Logger:       opts.Logger,
+			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		})
+	for _, t := range tools {
+		s.server.AddTool(t.def, s.handle(t))
+	}
+	// Stateless: each POST stands alone, so replicas behind a load balancer
+	// need no session affinity; run state lives in the REST layer anyway.
+	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server },
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: opts.Logger,
+			// A call whose client went away stops, as a REST call does.
+			PropagateRequestCancellation: true})
+	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The tool handler sees only the request's headers; the peer
+		// address travels in a header of our own that no client can set.
+		r2 := r.Clone(r.Context())
+		r2.Header.Set(remoteAddrHeader, r.RemoteAddr)
+		stream.ServeHTTP(w, r2)
+	})
+	return s, nil
+}
+
+// Handler returns the MCP Streamable HTTP endpoint, to mount at any path.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// handle serves one call of t.
+func (s *Server) handle(t *tool) sdk.ToolHandler {
+	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+		var header http.Header
+		if req.Extra != nil {
+			header = req.Extra.Header
+		}
+		hreq, err := t.request(ctx, req.Params.Arguments, header)
+		if err != nil {
+			s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
+			return nil, err
+		}
+		rec := &recorder{header: http.Header{}}
+		s.api.ServeHTTP(rec, hreq)
+		return result(rec.code(), rec.body.Bytes()), nil
+	}
+}
