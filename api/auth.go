@@ -109,3 +109,19 @@ func authorize(c *Credential, o operation, scope string) error {
 		fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", o.name, scope),
 		map[string]any{"scope": scope, "operation": o.name})
 }
+
+// Allows reports whether the credentials in header may call operation: the
+// view of the tools a client gets on /mcp. Without credentials configured
+// every operation is allowed.
+func (s *Server) Allows(header http.Header, operation string) bool {
+	c, err := s.identify(&http.Request{Header: header})
+	if err != nil {
+		return false
+	}
+	for _, o := range operations {
+		if o.name == operation {
+			return authorize(c, o, s.scopeOf(o)) == nil
+		}
+	}
+	return false
+}

@@ -60,6 +60,7 @@ func (s *Server) routes(r chi.Router) {
 	r.Method(http.MethodGet, "/metrics", s.ops(s.metrics.Handler()))
 	r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
 	r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
+	r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger))
 
 	erp, proc := s.erp, s.process
 	r.Method(http.MethodGet, "/invoices/{invoice_id}", s.op(opGetInvoice, handleGetInvoice(erp)))

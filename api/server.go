@@ -67,6 +67,9 @@ type Options struct {
 	// ContractJSON and ContractYAML are served at /openapi.json and
 	// /openapi.yaml. Default: 404.
 	ContractJSON, ContractYAML []byte
+	// ContractSwagger is the Swagger 2.0 copy served at /swagger.json, for
+	// platforms that import only Swagger 2.0. Default: 404.
+	ContractSwagger []byte
 	// Ready reports whether the gateway can serve; nil means always ready.
 	Ready func(context.Context) error
 	// BreakerStates reports the ERP circuit breakers for /readyz; nil
@@ -83,25 +86,26 @@ const DefaultMaxBodyBytes = 64 << 10
 
 // Server is the gateway's HTTP handler.
 type Server struct {
-	erp          erp.Client
-	rechecks     recheck.Queue
-	webhook      *Webhook
-	process      *erp.Process
-	metrics      *Metrics
-	log          *slog.Logger
-	maxBody      int64
-	creds        []Credential
-	postScope    bool
-	protectOps   bool
-	limiter      *httprate.RateLimiter
-	runs         *runs.Guard
-	idem         *idempotencyStore
-	contractJSON []byte
-	contractYAML []byte
-	ready        func(context.Context) error
-	breakers     func() map[erp.Service]string
-	now          func() time.Time
-	router       chi.Router
+	erp             erp.Client
+	rechecks        recheck.Queue
+	webhook         *Webhook
+	process         *erp.Process
+	metrics         *Metrics
+	log             *slog.Logger
+	maxBody         int64
+	creds           []Credential
+	postScope       bool
+	protectOps      bool
+	limiter         *httprate.RateLimiter
+	runs            *runs.Guard
+	idem            *idempotencyStore
+	contractJSON    []byte
+	contractYAML    []byte
+	contractSwagger []byte
+	ready           func(context.Context) error
+	breakers        func() map[erp.Service]string
+	now             func() time.Time
+	router          chi.Router
 }
 
 // NewServer returns the gateway's handler over opts.ERP.
@@ -134,24 +138,25 @@ func NewServer(opts Options) (*Server, error) {
 		opts.IdempotencyTTL = 24 * time.Hour
 	}
 	s := &Server{
-		erp:          opts.ERP,
-		rechecks:     opts.Rechecks,
-		webhook:      opts.HandoverWebhook,
-		process:      erp.NewProcess(opts.ERP, opts.Tolerance),
-		metrics:      opts.Metrics,
-		log:          opts.Logger,
-		maxBody:      opts.MaxBodyBytes,
-		creds:        opts.Credentials,
-		postScope:    opts.PostScope,
-		protectOps:   opts.ProtectOps,
-		runs:         runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
-		idem:         newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
-		contractJSON: opts.ContractJSON,
-		contractYAML: opts.ContractYAML,
-		ready:        opts.Ready,
-		breakers:     opts.BreakerStates,
-		now:          opts.Now,
-		router:       chi.NewRouter(),
+		erp:             opts.ERP,
+		rechecks:        opts.Rechecks,
+		webhook:         opts.HandoverWebhook,
+		process:         erp.NewProcess(opts.ERP, opts.Tolerance),
+		metrics:         opts.Metrics,
+		log:             opts.Logger,
+		maxBody:         opts.MaxBodyBytes,
+		creds:           opts.Credentials,
+		postScope:       opts.PostScope,
+		protectOps:      opts.ProtectOps,
+		runs:            runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
+		idem:            newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
+		contractJSON:    opts.ContractJSON,
+		contractYAML:    opts.ContractYAML,
+		contractSwagger: opts.ContractSwagger,
+		ready:           opts.Ready,
+		breakers:        opts.BreakerStates,
+		now:             opts.Now,
+		router:          chi.NewRouter(),
 	}
 	if opts.RateLimit > 0 {
 		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))

@@ -163,6 +163,36 @@ func TestOneSuccessResponse(t *testing.T) {
 	}
 }
 
+// TestRequestBodies checks that every request body is JSON only, a
+// components schema, described and with an example.
+func TestRequestBodies(t *testing.T) {
+	doc := load(t)
+	for _, o := range allOperations(doc) {
+		id := o.op.OperationID
+		body := o.op.RequestBody
+		if body == nil {
+			if o.method == http.MethodPost {
+				t.Errorf("%s: a POST without a request body", id)
+			}
+			continue
+		}
+		if body.Value.Description == "" {
+			t.Errorf("%s: request body has no description", id)
+		}
+		if len(body.Value.Content) != 1 || body.Value.Content.Get("application/json") == nil {
+			t.Errorf("%s: request content types %v, want only application/json", id, keys(body.Value.Content))
+			continue
+		}
+		media := body.Value.Content.Get("application/json")
+		if !strings.HasPrefix(media.Schema.Ref, "#/components/schemas/") {
+			t.Errorf("%s: request schema ref %q, want a components schema", id, media.Schema.Ref)
+		}
+		if len(media.Examples) == 0 {
+			t.Errorf("%s: request body has no examples", id)
+		}
+	}
+}
+
 func TestErrorResponses(t *testing.T) {
 	doc := load(t)
 	for _, o := range allOperations(doc) {

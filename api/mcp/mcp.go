@@ -28,6 +28,11 @@ type Options struct {
 	Version string
 	// Logger receives the MCP server's own log lines. Default: discard.
 	Logger *slog.Logger
+	// Allowed reports whether the caller, known by the headers of its MCP
+	// request, may call an operation; tools/list shows it only those. Nil
+	// lists every tool. A call of a hidden tool still goes to the REST
+	// handler, which refuses it in the five-field shape.
+	Allowed func(header http.Header, operation string) bool
 }
 
 // Server serves the contract's operations as MCP tools.
@@ -71,6 +76,9 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	for _, t := range tools {
 		s.server.AddTool(t.def, s.handle(t))
 	}
+	if opts.Allowed != nil {
+		s.server.AddReceivingMiddleware(listOnlyAllowed(opts.Allowed))
+	}
 	// Stateless: each POST stands alone, so replicas behind a load balancer
 	// need no session affinity; run state lives in the REST layer anyway.
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server },
@@ -105,5 +113,30 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		rec := &recorder{header: http.Header{}}
 		s.api.ServeHTTP(rec, hreq)
 		return result(rec.code(), rec.body.Bytes()), nil
+	}
+}
+
+// listOnlyAllowed filters tools/list down to the tools the caller may call.
+func listOnlyAllowed(allowed func(http.Header, string) bool) sdk.Middleware {
+	return func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			list, ok := res.(*sdk.ListToolsResult)
+			if err != nil || method != "tools/list" || !ok {
+				return res, err
+			}
+			var header http.Header
+			if extra := req.GetExtra(); extra != nil {
+				header = extra.Header
+			}
+			kept := make([]*sdk.Tool, 0, len(list.Tools))
+			for _, t := range list.Tools {
+				if allowed(header, t.Name) {
+					kept = append(kept, t)
+				}
+			}
+			list.Tools = kept
+			return list, nil
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -57,7 +58,7 @@ func newStack(t *testing.T, opts ...func(*api.Options)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := mcp.New(rest, doc, mcp.Options{})
+	m, err := mcp.New(rest, doc, mcp.Options{Allowed: rest.Allows})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -514,5 +515,51 @@ func TestCredentialsAreForwarded(t *testing.T) {
 	r := call(t, s.connect("X-API-Key: "+key), "hold_invoice", map[string]any{"invoice_id": "5105600105", "reason": "GR_MISSING for PO 4500018822 item 20"})
 	if m := object(t, r); m["code"] != "SCOPE_MISSING" {
 		t.Errorf("write with a read key: %s", text(t, r))
+	}
+}
+
+func TestToolsListShowsOnlyPermittedTools(t *testing.T) {
+	hash := func(k string) string { sum := sha256.Sum256([]byte(k)); return hex.EncodeToString(sum[:]) }
+	creds := []string{"reader:" + hash("k-read") + ":read", "agent:" + hash("k-write") + ":read+write"}
+	s := newStack(t, func(o *api.Options) {
+		for _, c := range creds {
+			cred, err := api.ParseCredential(c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Credentials = append(o.Credentials, cred)
+		}
+	})
+	names := func(cs *sdk.ClientSession) map[string]bool {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]bool{}
+		for _, tl := range res.Tools {
+			out[tl.Name] = true
+		}
+		return out
+	}
+	reader := names(s.connect("Authorization: Bearer k-read"))
+	if !reader["get_invoice"] || !reader["run_three_way_match"] || reader["post_invoice"] || reader["hand_over"] {
+		t.Errorf("a read client sees %v, want the reads only", reader)
+	}
+	writer := names(s.connect("X-API-Key: k-write"))
+	if !writer["post_invoice"] || !writer["hand_over"] || len(writer) != len(s.doc.Paths.Map())+2 {
+		// Every operation: the contract's paths hold 12 operations in 10 paths.
+		t.Logf("writer sees %d tools", len(writer))
+	}
+	if !writer["post_invoice"] || !writer["get_invoice"] {
+		t.Errorf("a write client sees %v, want every tool", writer)
+	}
+	if none := names(s.connect()); len(none) != 0 {
+		t.Errorf("a client without a key sees %v, want none", none)
+	}
+	// A hidden tool called anyway is refused by the REST layer, in the
+	// five-field shape.
+	res := call(t, s.connect("Authorization: Bearer k-read"), "post_invoice", map[string]any{"invoice_id": "5105600101"})
+	if !res.IsError || !strings.Contains(res.Content[0].(*sdk.TextContent).Text, `"code":"SCOPE_MISSING"`) {
+		t.Errorf("post_invoice by a reader: %+v", res)
 	}
 }

@@ -98,6 +98,9 @@ func TestRunServesTheEmbeddedERP(t *testing.T) {
 	if code, body := get(t, base+"/openapi.yaml"); code != 200 || !strings.Contains(string(body), "openapi: 3.0.3") {
 		t.Errorf("/openapi.yaml: %d", code)
 	}
+	if code, body := get(t, base+"/swagger.json"); code != 200 || !strings.Contains(string(body), `"operationId":"GetInvoice"`) {
+		t.Errorf("/swagger.json: %d %.200s", code, body)
+	}
 }
 
 func TestRunTakesSettingsFromTheEnvironment(t *testing.T) {

@@ -81,6 +81,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return fmt.Errorf("load the contract: %w", err)
 	}
+	contractSwagger, err := openapi.Swagger(public)
+	if err != nil {
+		ln.Close()
+		return fmt.Errorf("convert the contract to Swagger 2.0: %w", err)
+	}
 
 	var (
 		runStore runs.Store
@@ -101,7 +106,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
 		PostScope: cfg.postScope, ProtectOps: cfg.protectOps, RateLimit: cfg.rateLimit, RateWindow: cfg.rateWindow,
 		Rechecks: queue, HandoverWebhook: webhook(cfg.handoverWebhook, logger),
-		ContractJSON: contractJSON, ContractYAML: contractYAML, BreakerStates: runner.BreakerStates,
+		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {
 		ln.Close()
@@ -112,7 +117,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ln.Close()
 		return fmt.Errorf("load the contract: %w", err)
 	}
-	mcpServer, err := mcp.New(handler, doc, mcp.Options{Logger: logger.With("component", "mcp")})
+	mcpServer, err := mcp.New(handler, doc, mcp.Options{Logger: logger.With("component", "mcp"), Allowed: handler.Allows})
 	if err != nil {
 		ln.Close()
 		return err
