@@ -1,0 +1,196 @@
+#!/usr/bin/env bash
+# Validates deploy/ without Docker, a cluster or network beyond the package
+# registries:
+#   - Kubernetes: kustomize builds both overlays; kubeconform -strict checks
+#     every object against JSON schemas generated here from the API's Go
+#     types (deploy/tools/k8sschemas: k8s.io/api for Kubernetes 1.30 and the
+#     prometheus-operator monitoring/v1 types for ServiceMonitor), because
+#     the upstream schema repositories are not reachable from CI. With
+#     KUBECONFORM_UPSTREAM=1 (a machine with internet) the overlays are also
+#     checked against the upstream schemas.
+#   - Prometheus: promtool checks the rules, runs their unit tests, checks
+#     the compose config, and lints a live /metrics of the gateway after a
+#     few golden calls; every erpgate_* metric the alerts and the dashboard
+#     use must be one the gateway defines.
+#   - Grafana: the dashboard JSON parses and keeps its uid, variable and
+#     datasource references.
+#   - Compose: deploy/compose.yaml loads with compose-go (what `docker compose
+#     config` uses) and its build and bind-mount paths exist.
+#   - Dockerfile: BuildKit's parser and parse-time lint rules, and the image's
+#     promises (static build, distroless nonroot, USER 65532, port 8080, ENV,
+#     no HEALTHCHECK, .dockerignore), via deploy/tools/dockerfilecheck.
+# Run from anywhere: bash .ci/deploy.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+export PATH="/usr/local/go/bin:$PATH"
+
+KUSTOMIZE_VERSION=v5.8.2   # v5.8.3 needs Go 1.27
+KUBECONFORM_VERSION=v0.8.0
+K8S_VERSION=1.30.0         # keep in step with k8s.io/api in deploy/tools/go.mod
+
+tmp=$(mktemp -d)
+gw_pid=""
+cleanup() {
+  if [ -n "$gw_pid" ] && kill -0 "$gw_pid" 2>/dev/null; then
+    kill "$gw_pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$gw_pid" 2>/dev/null || true
+    wait "$gw_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+mkdir -p "$tmp/bin"
+export GOBIN="$tmp/bin"
+export PATH="$tmp/bin:$PATH"
+
+fail() { echo "deploy.sh: FAIL: $*" >&2; exit 1; }
+step() { echo "--- deploy: $*"; }
+
+step "tools"
+if ! command -v promtool >/dev/null; then
+  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends prometheus >/dev/null
+fi
+promtool --version 2>&1 | head -1
+# Build the Go tools concurrently (two cores); each logs to its own file.
+pids=()
+go install "sigs.k8s.io/kustomize/kustomize/v5@$KUSTOMIZE_VERSION" >"$tmp/kustomize.log" 2>&1 & pids+=($!)
+go install "github.com/yannh/kubeconform/cmd/kubeconform@$KUBECONFORM_VERSION" >"$tmp/kubeconform.log" 2>&1 & pids+=($!)
+(cd deploy/tools && go build -o "$tmp/bin/" ./k8sschemas ./composecheck ./dockerfilecheck && go vet ./...) >"$tmp/tools.log" 2>&1 & pids+=($!)
+go build -o "$tmp/bin/erpgate" ./cmd/erpgate >"$tmp/erpgate-build.log" 2>&1 & pids+=($!)
+for p in "${pids[@]}"; do
+  if ! wait "$p"; then
+    cat "$tmp"/*.log >&2
+    fail "building the tools"
+  fi
+done
+echo "kustomize $(kustomize version), kubeconform $KUBECONFORM_VERSION"
+
+step "kubernetes schemas (Kubernetes $K8S_VERSION, from Go types)"
+k8sschemas -out "$tmp/schemas"
+
+for overlay in demo production; do
+  step "kustomize build deploy/k8s/overlays/$overlay | kubeconform -strict"
+  kustomize build "deploy/k8s/overlays/$overlay" >"$tmp/$overlay.yaml"
+  kubeconform -strict -summary -kubernetes-version "$K8S_VERSION" \
+    -schema-location "$tmp/schemas/{{.ResourceKind}}{{.KindSuffix}}.json" \
+    "$tmp/$overlay.yaml"
+  if [ "${KUBECONFORM_UPSTREAM:-}" = 1 ]; then
+    kubeconform -strict -summary -kubernetes-version "$K8S_VERSION" -schema-location default \
+      -schema-location 'https://raw.githubusercontent.com/datreeio/CRDs-catalog/main/{{.Group}}/{{.ResourceKind}}_{{.ResourceAPIVersion}}.json' \
+      "$tmp/$overlay.yaml"
+  fi
+done
+
+# What each overlay must (not) contain, on the rendered YAML.
+kinds() { grep -E '^kind: ' "$1" | sed 's/^kind: //' | sort | tr '\n' ' '; }
+demo_kinds=$(kinds "$tmp/demo.yaml")
+prod_kinds=$(kinds "$tmp/production.yaml")
+echo "demo: $demo_kinds"
+echo "production: $prod_kinds"
+[ "$demo_kinds" = "ConfigMap Deployment Deployment Namespace Secret Service Service " ] ||
+  fail "demo overlay renders unexpected kinds: $demo_kinds"
+[ "$prod_kinds" = "ConfigMap Deployment HorizontalPodAutoscaler PodDisruptionBudget Service ServiceMonitor " ] ||
+  fail "production overlay renders unexpected kinds: $prod_kinds"
+grep -q 'ERPGATE_ERP_URL' "$tmp/demo.yaml" && fail "demo overlay must not set ERPGATE_ERP_URL (it uses the embedded simulator)"
+grep -q 'ERPGATE_ERP_URL: https://' "$tmp/production.yaml" || fail "production overlay lacks ERPGATE_ERP_URL"
+grep -q 'image: redis' "$tmp/production.yaml" && fail "production overlay must not run Redis"
+grep -q '^  replicas: 3$' "$tmp/production.yaml" || fail "production overlay must run 3 replicas"
+grep -q '^  minReplicas: 3$' "$tmp/production.yaml" || fail "production HPA must keep 3 replicas"
+
+step "promtool: rules, rule unit tests, compose prometheus.yml"
+promtool check rules deploy/prometheus/alerts.yaml
+promtool test rules deploy/prometheus/alerts_test.yaml
+promtool check config deploy/prometheus/prometheus.yml
+
+step "live /metrics of the gateway"
+for v in $(compgen -e | grep '^ERPGATE_' || true); do unset "$v"; done
+addr=127.0.0.1:18280
+"$tmp/bin/erpgate" -addr "$addr" -sim-addr 127.0.0.1:18290 -log-level warn >"$tmp/erpgate.log" 2>&1 &
+gw_pid=$!
+for _ in $(seq 1 100); do
+  curl -fs --max-time 2 "http://$addr/healthz" >/dev/null 2>&1 && break
+  kill -0 "$gw_pid" 2>/dev/null || { cat "$tmp/erpgate.log" >&2; fail "the gateway exited at start"; }
+  sleep 0.1
+done
+curl -fs --max-time 5 "http://$addr/healthz" >/dev/null || { cat "$tmp/erpgate.log" >&2; fail "the gateway did not answer /healthz"; }
+# call METHOD PATH WANT_STATUS [BODY [HEADER]]
+call() {
+  local args=(-s --max-time 15 -o "$tmp/body" -w '%{http_code}' -X "$1" "http://$addr$2")
+  [ -n "${4:-}" ] && args+=(-H 'Content-Type: application/json' -d "$4")
+  [ -n "${5:-}" ] && args+=(-H "$5")
+  local got
+  got=$(curl "${args[@]}") || true
+  [ "$got" = "$3" ] || { cat "$tmp/body" >&2; echo >&2; fail "$1 $2: status $got, want $3"; }
+}
+call GET /readyz 200
+call GET /invoices/5105600101 200
+call GET /invoices/5105600999 404
+call POST /invoices/5105600101/three-way-match 200
+call POST /invoices/5105600105/three-way-match 409
+call POST /invoices/5105600101/approvals 200 '{"proposed_action":"post_as_invoiced","justification":"Three-way match MATCHED on all lines."}'
+call POST /invoices/5105600101/post 200 '{"approval_id":"A0000001"}'
+call GET '/suppliers?name=acme' 200
+call POST /invoices/5105600105/hold 200 '{"reason":"No goods receipt yet for PO 4500018822 item 20","recheck_at":"2026-12-01T09:00:00Z"}'
+ho='{"invoice_id":"5105600104","code":"SUPPLIER_NOT_FOUND","summary":"Invoicing party 100999 is not in the supplier master."}'
+call POST /handovers 200 "$ho" 'Idempotency-Key: deploy-ci-1'
+call POST /handovers 200 "$ho" 'Idempotency-Key: deploy-ci-1'
+call POST /invoices/5105600103/three-way-match 404 '' 'X-Run-Id: deploy-ci-run'
+call POST /invoices/5105600103/three-way-match 409 '' 'X-Run-Id: deploy-ci-run'
+curl -fs --max-time 15 "http://$addr/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
+lint=$(promtool check metrics <"$tmp/metrics.txt" 2>&1) || true
+if [ -n "$lint" ]; then
+  echo "$lint" >&2
+  fail "promtool check metrics found problems in the gateway's /metrics"
+fi
+echo "promtool check metrics: no problems ($(grep -c '^erpgate_' "$tmp/metrics.txt") erpgate samples)"
+
+# Every erpgate_* metric the alerts and the dashboard name is one the
+# gateway defines (api/*.go), and the always-registered ones are exposed.
+used=$(grep -ohE 'erpgate_[a-z_]+' deploy/prometheus/alerts.yaml deploy/grafana/dashboards/erpgate.json | sort -u)
+for m in $used; do
+  base=$(echo "$m" | sed -E 's/_(bucket|sum|count)$//')
+  grep -rqs --include='*.go' --exclude='*_test.go' "Name: *\"${base#erpgate_}\"" api ||
+    fail "$m is used by the alerts or the dashboard but no collector in api/ defines it"
+done
+for m in erpgate_outcomes_total erpgate_http_requests_total erpgate_request_duration_seconds_bucket \
+  erpgate_erp_attempts_total erpgate_erp_breaker_state erpgate_limits_triggered_total \
+  erpgate_handovers_total erpgate_holds_total erpgate_idempotent_replays_total; do
+  grep -q "^$m[{ ]" "$tmp/metrics.txt" || fail "/metrics lacks $m"
+done
+echo "metrics used by alerts and dashboard: $(echo $used | wc -w), all defined"
+
+step "grafana dashboard"
+dash=deploy/grafana/dashboards/erpgate.json
+jq -e . "$dash" >/dev/null || fail "$dash is not JSON"
+jq -e '.uid == "erpgate" and .schemaVersion >= 36
+  and ([.templating.list[] | select(.name == "datasource" and .type == "datasource" and .query == "prometheus")] | length == 1)
+  and ([.panels[] | select(.type != "row") | .datasource.uid] | all(. == "${datasource}"))
+  and ([.panels[] | select(.type != "row") | .targets[] | .datasource.uid] | all(. == "${datasource}"))
+  and ([.panels[].id] | length == (unique | length))' "$dash" >/dev/null ||
+  fail "$dash: uid erpgate, a \${datasource} variable used by every panel and query, unique panel ids"
+# The provisioning files parse, and point where compose.yaml mounts things.
+python3 - <<'PY' || fail "grafana provisioning does not match deploy/compose.yaml"
+import yaml
+ds = yaml.safe_load(open("deploy/grafana/provisioning/datasources/prometheus.yaml"))
+pr = yaml.safe_load(open("deploy/grafana/provisioning/dashboards/erpgate.yaml"))
+compose = yaml.safe_load(open("deploy/compose.yaml"))
+assert ds["apiVersion"] == 1 and pr["apiVersion"] == 1
+assert [d["type"] for d in ds["datasources"]] == ["prometheus"], ds
+assert ds["datasources"][0]["url"] == "http://prometheus:9090", ds
+mounts = compose["services"]["grafana"]["volumes"]
+assert "./grafana/dashboards:%s:ro" % pr["providers"][0]["options"]["path"] in mounts, mounts
+assert "./grafana/provisioning:/etc/grafana/provisioning:ro" in mounts, mounts
+PY
+echo "$dash: $(jq '[.panels[] | select(.type != "row")] | length' "$dash") panels"
+
+step "compose"
+composecheck deploy/compose.yaml
+
+step "dockerfile"
+dockerfilecheck deploy/Dockerfile
+
+echo "--- deploy: all checks passed"
