@@ -14,20 +14,8 @@ sim_addr=127.0.0.1:18290
 # "server points to localhost" lint rule holds.
 public="http://$addr"
 tmp=$(mktemp -d)
-pid=""
-cleanup() {
-  if [ -n "$pid" ]; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-if curl -s -o /dev/null --max-time 1 "http://$addr/healthz"; then
-  echo "contract: something already answers on $addr" >&2
-  exit 1
-fi
+. .ci/lib.sh
+trap 'stop_gateway; rm -rf "$tmp"' EXIT
 
 echo "--- tools"
 export REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_UPDATE_NOTICE=true SCARF_ANALYTICS=false
@@ -39,19 +27,7 @@ echo "--- build"
 go build -o "$tmp/erpgate" ./cmd/erpgate
 
 echo "--- start erpgate on $addr"
-unset_vars=()
-while IFS='=' read -r name _; do
-  case "$name" in ERPGATE_*) unset_vars+=(-u "$name") ;; esac
-done < <(env)
-env "${unset_vars[@]}" "$tmp/erpgate" -addr "$addr" -sim-addr "$sim_addr" -public-url "$public" >"$tmp/erpgate.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 150); do
-  if curl -fs -o /dev/null --max-time 1 "http://$addr/healthz"; then break; fi
-  if ! kill -0 "$pid" 2>/dev/null; then
-    echo "contract: erpgate exited:" >&2; cat "$tmp/erpgate.log" >&2; exit 1
-  fi
-  sleep 0.2
-done
+start_gateway "$tmp/erpgate" "$addr" "$sim_addr" -public-url "$public"
 
 echo "--- fetch"
 fetch() { # path, file, content type
@@ -69,7 +45,7 @@ fetch() { # path, file, content type
 fetch /openapi.json openapi.json application/json
 fetch /openapi.yaml openapi.yaml application/yaml
 fetch /swagger.json swagger.json application/json
-kill "$pid"; wait "$pid" 2>/dev/null || true; pid=""
+stop_gateway
 
 if ! wait "$npm_pid"; then
   echo "contract: npm install failed" >&2; cat "$tmp/npm.log" >&2; exit 1

@@ -42,7 +42,7 @@ func writeJSON(w http.ResponseWriter, status int, body []byte) {
 // readBody reads the whole request body up to limit bytes. A longer body is
 // a 413 INVALID_REQUEST.
 func readBody(r *http.Request, limit int64) ([]byte, error) {
-	if r.Body == nil {
+	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, limit))

@@ -94,31 +94,37 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r.WithContext(withTrace(r.Context(), t)))
 		level := slog.LevelInfo
-		attrs := []any{"request_id", RequestIDFromContext(r.Context()), "method", r.Method,
-			"path", r.URL.Path, "status", rec.status, "duration_ms", time.Since(start).Milliseconds()}
+		if t.cause != nil && rec.status >= 500 {
+			level = slog.LevelError
+		}
+		if !s.log.Enabled(r.Context(), level) {
+			return
+		}
+		// Typed attributes, not key-value pairs: one line per request is
+		// the gateway's hottest log and boxing each value would allocate.
+		attrs := make([]slog.Attr, 0, 11)
+		attrs = append(attrs, slog.String("request_id", RequestIDFromContext(r.Context())), slog.String("method", r.Method),
+			slog.String("path", r.URL.Path), slog.Int("status", rec.status), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
 		if run := RunIDFromContext(r.Context()); run != "" {
-			attrs = append(attrs, "run_id", run)
+			attrs = append(attrs, slog.String("run_id", run))
 		}
 		if t.operation != "" {
-			attrs = append(attrs, "operation", t.operation)
+			attrs = append(attrs, slog.String("operation", t.operation))
 		}
 		if t.code != "" {
-			attrs = append(attrs, "code", t.code)
+			attrs = append(attrs, slog.String("code", t.code))
 		}
 		if t.client != "" {
-			attrs = append(attrs, "client", t.client)
+			attrs = append(attrs, slog.String("client", t.client))
 		}
 		var up *erp.UpstreamError
 		if errors.As(t.cause, &up) && len(up.MessageIDs) > 0 {
-			attrs = append(attrs, "erp_message_ids", up.MessageIDs)
+			attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
 		}
 		if t.cause != nil {
-			attrs = append(attrs, "cause", t.cause.Error())
-			if rec.status >= 500 {
-				level = slog.LevelError
-			}
+			attrs = append(attrs, slog.String("cause", t.cause.Error()))
 		}
-		s.log.Log(r.Context(), level, "request", attrs...)
+		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
 }
 

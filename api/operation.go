@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,10 @@ type outcomer interface{ outcome() string }
 
 // pathIDs are the URL parameters copied into an error's details, so the
 // agent has the ids of its next step without looking them up.
-var pathIDs = []string{"invoice_id", "po_id", "item", "supplier_id", "approval_id"}
+var pathIDs = map[string]*regexp.Regexp{
+	"invoice_id": invoiceIDPattern, "po_id": poIDPattern, "item": itemPattern,
+	"supplier_id": supplierIDPattern, "approval_id": approvalIDPattern,
+}
 
 // op wraps an operation in everything every tool shares: scope check, body
 // limit, idempotent replay for writes, the run's loop limits, error naming,
@@ -60,7 +64,9 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 		return s.failure(r, err, t)
 	}
 	args := parseArgs(r, body)
-	digest := args.digest(o.name, r)
+	// The digest is for the idempotency store and the run guard only; a
+	// call that uses neither does not pay for hashing its arguments.
+	var digest string
 
 	var claim *idempotencyClaim
 	if o.write {
@@ -69,6 +75,7 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 			return s.failure(r, err, t)
 		}
 		if key != "" {
+			digest = args.digest(o.name, r)
 			c, replay, err := s.idem.claim(r.Context(), client.Name+"\x00"+key, digest)
 			if err != nil {
 				if e, ok := err.(*errmap.Error); ok && e.Code == errmap.IdempotencyKeyReused {
@@ -89,6 +96,9 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 	if err != nil {
 		claim.release()
 		return s.failure(r, err, t)
+	}
+	if run != "" && digest == "" {
+		digest = args.digest(o.name, r)
 	}
 	call := runs.Call{Operation: o.name, InvoiceID: args.invoiceID(r), Digest: digest, BudgetFree: o.budgetFree}
 	if o.name == opGetGoodsReceipt.name {
@@ -139,7 +149,7 @@ func runIDOf(r *http.Request, a args) (string, error) {
 		return id, nil
 	}
 	id := a.str("run_id")
-	if id == "" {
+	if id == "" && r.URL.RawQuery != "" {
 		id = r.URL.Query().Get("run_id")
 	}
 	if id != "" && !headerIDPattern.MatchString(id) {
@@ -170,11 +180,12 @@ func (s *Server) named(r *http.Request, err error, t *trace) *errmap.Error {
 			map[string]any{"reason": "run_state_unavailable"})
 	}
 	e := errmap.Map(err)
-	if e.Code != errmap.InvalidRequest {
-		for _, k := range pathIDs {
-			if v := chi.URLParam(r, k); v != "" {
-				e.WithDetail(k, v)
-			}
+	// Only ids of the right form are copied: a call refused before its ids
+	// were checked (UNAUTHENTICATED, SCOPE_MISSING) must not reflect
+	// arbitrary text back to the agent.
+	for k, pattern := range pathIDs {
+		if v := chi.URLParam(r, k); v != "" && pattern.MatchString(v) {
+			e.WithDetail(k, v)
 		}
 	}
 	// The cause goes to the access log only: for an ERP answer it holds

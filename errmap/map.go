@@ -52,10 +52,14 @@ func Map(err error) *Error {
 	if err == nil {
 		return nil
 	}
+	// An error that is already named, wrapped or not, is returned as it
+	// is: made the cause of itself, unwrapping it would never end.
+	var named *Error
+	if errors.As(err, &named) {
+		return named
+	}
 	e := mapErr(err)
-	// An error that is already named keeps its own cause: it must never
-	// become its own cause, or unwrapping it would not end.
-	if e.Cause == nil && error(e) != err {
+	if e.Cause == nil {
 		e.Cause = err
 	}
 	return e

@@ -106,7 +106,11 @@ func defaultHTTPClient() *http.Client {
 	// The runner's attempt timeout is the real bound; this one only catches
 	// a runner configured without a sensible timeout.
 	tr.ResponseHeaderTimeout = 60 * time.Second
-	tr.MaxIdleConnsPerHost = 16
+	// Every call to the ERP goes to one host, so the idle pool is sized
+	// for the gateway's peak of concurrent calls: a connection given back
+	// to a full pool is closed, and the next burst dials it again.
+	tr.MaxIdleConns = 128
+	tr.MaxIdleConnsPerHost = 128
 	tr.IdleConnTimeout = 90 * time.Second
 	return &http.Client{
 		Jar:       jar,

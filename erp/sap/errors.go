@@ -93,7 +93,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if err != nil {
 		return 0
 	}
-	if d := t.Sub(now); d > 0 {
+	// A date further off than a day is as unusable as such a number.
+	if d := t.Sub(now); d > 0 && d <= 24*time.Hour {
 		return d
 	}
 	return 0

@@ -24,16 +24,22 @@ var servicePaths = map[erp.Service]string{
 // param is one query parameter; order is kept so URLs are predictable.
 type param struct{ name, value string }
 
-// serviceRoot is the service document URL path, with a trailing slash.
-func (c *Client) serviceRoot(svc erp.Service) string {
-	return c.base + "/sap/opu/odata/sap/" + servicePaths[svc] + "/"
-}
+// odataRoot is where the OData services are below the base URL.
+const odataRoot = "/sap/opu/odata/sap/"
 
 // url builds the URL of resource (already escaped, see entityKey) in the
 // service with the query parameters, whose values are escaped here.
 func (c *Client) url(svc erp.Service, resource string, params ...param) string {
 	var b strings.Builder
-	b.WriteString(c.serviceRoot(svc))
+	n := len(c.base) + len(odataRoot) + len(servicePaths[svc]) + 1 + len(resource) + len("&sap-client=") + 3*len(c.sapClient)
+	for _, p := range params {
+		n += 2 + len(p.name) + 3*len(p.value)
+	}
+	b.Grow(n)
+	b.WriteString(c.base)
+	b.WriteString(odataRoot)
+	b.WriteString(servicePaths[svc])
+	b.WriteByte('/')
 	b.WriteString(resource)
 	if c.sapClient != "" {
 		params = append(params, param{"sap-client", c.sapClient})
@@ -72,18 +78,30 @@ func quoteString(s string) string {
 // the '$' of system query option names readable.
 func escape(s string, keepDollar bool) string {
 	const hex = "0123456789ABCDEF"
+	unreserved := func(ch byte) bool {
+		return 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
+			ch == '-' || ch == '_' || ch == '.' || ch == '~' || ch == '$' && keepDollar
+	}
+	escapes := 0
+	for i := 0; i < len(s); i++ {
+		if !unreserved(s[i]) {
+			escapes++
+		}
+	}
+	if escapes == 0 {
+		return s
+	}
 	var b strings.Builder
+	b.Grow(len(s) + 2*escapes)
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
-		switch {
-		case 'a' <= ch && ch <= 'z', 'A' <= ch && ch <= 'Z', '0' <= ch && ch <= '9',
-			ch == '-', ch == '_', ch == '.', ch == '~', ch == '$' && keepDollar:
+		if unreserved(ch) {
 			b.WriteByte(ch)
-		default:
-			b.WriteByte('%')
-			b.WriteByte(hex[ch>>4])
-			b.WriteByte(hex[ch&15])
+			continue
 		}
+		b.WriteByte('%')
+		b.WriteByte(hex[ch>>4])
+		b.WriteByte(hex[ch&15])
 	}
 	return b.String()
 }
@@ -103,8 +121,41 @@ func decodeEntity(body []byte, v any) error {
 	return json.Unmarshal(d, v)
 }
 
+// entityOf reads {"d": {...}} into a W in one pass over the body. Any
+// other shape goes to decodeEntity, so that it fails the same way.
+func entityOf[W any](body []byte) (W, error) {
+	var env struct {
+		D *W `json:"d"`
+	}
+	if err := json.Unmarshal(body, &env); err == nil && env.D != nil {
+		return *env.D, nil
+	}
+	var w W
+	err := decodeEntity(body, &w)
+	return w, err
+}
+
 // decodeList reads {"d": {"results": [...]}}, or the older {"d": [...]}.
+// The usual form is read in one pass over the body; the older form and
+// every failure take the general path, so that errors read the same.
 func decodeList[T any](body []byte) ([]T, error) {
+	var fast struct {
+		D *struct {
+			Results *[]T `json:"results"`
+		} `json:"d"`
+	}
+	if err := json.Unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
+		if list := *fast.D.Results; list != nil {
+			return list, nil
+		}
+		return []T{}, nil
+	}
+	return decodeAnyList[T](body)
+}
+
+// decodeAnyList reads both list forms, and names what is wrong with any
+// other body.
+func decodeAnyList[T any](body []byte) ([]T, error) {
 	var env struct {
 		D json.RawMessage `json:"d"`
 	}
@@ -143,8 +194,8 @@ func decodeList[T any](body []byte) ([]T, error) {
 func fetchEntity[W, D any](ctx context.Context, c *Client, r request, conv func(W) (D, error)) (D, error) {
 	var v D
 	_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
-		var w W
-		if err := decodeEntity(body, &w); err != nil {
+		w, err := entityOf[W](body)
+		if err != nil {
 			return err
 		}
 		d, err := conv(w)

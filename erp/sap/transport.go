@@ -90,7 +90,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		c.logAttempt(ctx, r, 0, start, up)
 		return reply{}, up
 	}
-	data, err := readBody(resp.Body)
+	data, err := readBody(resp.Body, resp.ContentLength)
 	resp.Body.Close()
 	if err != nil {
 		var up *erp.UpstreamError
@@ -129,7 +129,18 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 
 var errTooLarge = fmt.Errorf("response larger than %d bytes", maxBody)
 
-func readBody(r io.Reader) ([]byte, error) {
+// readBody reads a response body of size bytes (-1 when unknown) up to
+// maxBody.
+func readBody(r io.Reader, size int64) ([]byte, error) {
+	if size > 0 && size <= maxBody {
+		// The transport holds a body to its Content-Length: read it into
+		// one buffer of that size instead of growing one.
+		data := make([]byte, size)
+		if _, err := io.ReadFull(r, data); err != nil {
+			return nil, err
+		}
+		return data, nil
+	}
 	data, err := io.ReadAll(io.LimitReader(r, maxBody+1))
 	if err != nil {
 		return nil, err
@@ -141,6 +152,9 @@ func readBody(r io.Reader) ([]byte, error) {
 }
 
 func (c *Client) logAttempt(ctx context.Context, r request, status int, start time.Time, err error) {
+	if !c.log.Enabled(ctx, slog.LevelDebug) {
+		return
+	}
 	attrs := []slog.Attr{
 		slog.String("service", string(r.call.Service)),
 		slog.String("operation", r.call.Operation),

@@ -1,6 +1,7 @@
 package sap
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -21,9 +22,11 @@ func (d *sapDate) UnmarshalJSON(b []byte) error {
 		d.Time = time.Time{}
 		return nil
 	}
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("date: %w", err)
+	s, ok := plainString(b)
+	if !ok {
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("date: %w", err)
+		}
 	}
 	t, err := parseDate(s)
 	if err != nil {
@@ -78,6 +81,22 @@ func parseDate(s string) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
+// plainString returns the text of a JSON string of printable ASCII without
+// escapes, as SAP sends dates and decimals, without a second JSON decoder;
+// ok is false for any other value, which the caller decodes in full.
+func plainString(b []byte) (s string, ok bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return "", false
+	}
+	in := b[1 : len(b)-1]
+	for _, c := range in {
+		if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(in), true
+}
+
 func formatDate(t time.Time) string {
 	return "/Date(" + strconv.FormatInt(t.UnixMilli(), 10) + ")/"
 }
@@ -87,16 +106,22 @@ func formatDate(t time.Time) string {
 type sapDecimal struct{ decimal.Decimal }
 
 func (d *sapDecimal) UnmarshalJSON(b []byte) error {
-	s := strings.TrimSpace(string(b))
-	if s == "null" {
+	b = bytes.TrimSpace(b)
+	if string(b) == "null" {
 		d.Decimal = decimal.Zero
 		return nil
 	}
-	if strings.HasPrefix(s, `"`) {
-		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+	var s string
+	if len(b) > 0 && b[0] == '"' {
+		var ok bool
+		if s, ok = plainString(b); !ok {
+			if err := json.Unmarshal(b, &s); err != nil {
+				return err
+			}
 		}
 		s = strings.TrimSpace(s)
+	} else {
+		s = string(b)
 	}
 	if s == "" {
 		d.Decimal = decimal.Zero
