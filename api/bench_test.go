@@ -1,0 +1,230 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// fixedERP answers Invoice with one invoice, or not found for any other
+// id, without I/O.
+type fixedERP struct {
+	erp.Client
+	inv erp.Invoice
+}
+
+func (f fixedERP) Invoice(_ context.Context, id string) (erp.Invoice, error) {
+	if id != f.inv.ID {
+		return erp.Invoice{}, &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id}
+	}
+	return f.inv, nil
+}
+
+func benchInvoice() erp.Invoice {
+	day := time.Date(2026, 11, 20, 0, 0, 0, 0, time.UTC)
+	return erp.Invoice{
+		ID: "5105600101", FiscalYear: "2026", CompanyCode: "1010", SupplierID: "100042", SupplierRef: "ACME-2026-0412",
+		DocumentDate: day, PostingDate: day.AddDate(0, 0, 4), Currency: "EUR",
+		GrossAmount: decimal.RequireFromString("1000.00"), Status: erp.InvoiceParked,
+		Lines: []erp.InvoiceLine{{Item: "1", POID: "4500018822", POItem: "10",
+			Quantity: decimal.RequireFromString("10.000"), Unit: "EA", Amount: decimal.RequireFromString("1000.00")}},
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps only the status, so the
+// benchmark counts the gateway's allocations and not a recorder's.
+type discardWriter struct {
+	h      http.Header
+	status int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(status int)      { w.status = status }
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+func (w *discardWriter) reset() {
+	clear(w.h)
+	w.status = 0
+}
+
+// serveLoop sends GET path to h b.N times and checks the status.
+func serveLoop(b *testing.B, h http.Handler, path string, want int) {
+	b.Helper()
+	req := httptest.NewRequest(http.MethodGet, path, nil)
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		w.reset()
+		h.ServeHTTP(w, req)
+		if w.status != want {
+			b.Fatalf("status %d, want %d", w.status, want)
+		}
+	}
+}
+
+// benchLogger is the gateway's production logger, JSON at info, writing
+// nowhere: the access log's formatting is part of every request.
+func benchLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard, nil)) }
+
+func benchServer(b *testing.B, client erp.Client) *api.Server {
+	b.Helper()
+	srv, err := api.NewServer(api.Options{ERP: client, Logger: benchLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return srv
+}
+
+// BenchmarkGetInvoice is the gateway's own work for a read: routing, the
+// request-id, access-log and recover middleware, the operation wrapper with
+// its metrics, and encoding the success body, over an ERP that costs
+// nothing.
+func BenchmarkGetInvoice(b *testing.B) {
+	srv := benchServer(b, fixedERP{inv: benchInvoice()})
+	serveLoop(b, srv, "/invoices/5105600101", http.StatusOK)
+}
+
+// BenchmarkGetInvoiceNotFound is the same read answered INVOICE_NOT_FOUND:
+// the error path through errmap.
+func BenchmarkGetInvoiceNotFound(b *testing.B) {
+	srv := benchServer(b, fixedERP{inv: benchInvoice()})
+	serveLoop(b, srv, "/invoices/5105600999", http.StatusNotFound)
+}
+
+// cannedTransport answers every request with one recorded response, so a
+// benchmark of the SAP client spends nothing on sockets.
+type cannedTransport struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (c *cannedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	return &http.Response{StatusCode: c.status, Header: c.header, Body: io.NopCloser(bytes.NewReader(c.body)),
+		ContentLength: int64(len(c.body)), Request: req, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// recordSim returns the simulated ERP's answer to the SAP client's request
+// for invoice id, as a transport that replays it.
+func recordSim(b *testing.B, id string) *cannedTransport {
+	b.Helper()
+	var rec *cannedTransport
+	simulator := sim.New(sim.Options{})
+	capture := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		w := httptest.NewRecorder()
+		if req.Body == nil {
+			req.Body = http.NoBody
+		}
+		simulator.ServeHTTP(w, req)
+		rec = &cannedTransport{status: w.Code, header: w.Header().Clone(), body: w.Body.Bytes()}
+		return rec.RoundTrip(req)
+	})
+	client, err := sap.New("http://sap.invalid", sap.Options{HTTPClient: &http.Client{Transport: capture}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	_, _ = client.Invoice(context.Background(), id)
+	if rec == nil {
+		b.Fatal("the SAP client sent no request")
+	}
+	return rec
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// BenchmarkProxiedRead is a whole get_invoice as the gateway process does
+// it, minus the sockets: router, operation wrapper, the SAP client with its
+// retry runner and breaker, decoding the OData answer recorded from the
+// simulated ERP, and encoding the success body.
+func BenchmarkProxiedRead(b *testing.B) {
+	for _, tc := range []struct {
+		name, id string
+		want     int
+	}{{"found", "5105600101", http.StatusOK}, {"not_found", "5105600999", http.StatusNotFound}} {
+		b.Run(tc.name, func(b *testing.B) {
+			metrics := api.NewMetrics()
+			client, err := sap.New("http://sap.invalid", sap.Options{
+				HTTPClient: &http.Client{Transport: recordSim(b, tc.id)},
+				Runner:     retry.New(retry.Policy{}, metrics),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			srv, err := api.NewServer(api.Options{ERP: client, Metrics: metrics, Logger: benchLogger()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			serveLoop(b, srv, "/invoices/"+tc.id, tc.want)
+		})
+	}
+}
+
+// BenchmarkGuard is the loop guard's bookkeeping for a call that carries a
+// run id: Admit before the ERP call and Finish after it, in the in-memory
+// store, for a run's first call and for a call after nine others.
+func BenchmarkGuard(b *testing.B) {
+	for _, prior := range []int{0, 9} {
+		b.Run("prior="+strconv.Itoa(prior), func(b *testing.B) {
+			ctx := context.Background()
+			g := runs.NewGuard(runs.NewMemory(nil), runs.Limits{}, nil, nil)
+			call := func(i int) runs.Call {
+				return runs.Call{Operation: "get_invoice", InvoiceID: "5105600101", Digest: "digest-" + strconv.Itoa(i)}
+			}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				run := "run-" + strconv.Itoa(n)
+				n++
+				if prior > 0 {
+					b.StopTimer()
+					for i := range prior {
+						seq, _, _ := g.Admit(ctx, run, call(i))
+						_ = g.Finish(ctx, run, seq, call(i), api.OutcomeOK, nil)
+					}
+					b.StartTimer()
+				}
+				seq, refusal, err := g.Admit(ctx, run, call(prior))
+				if err != nil || refusal != nil {
+					b.Fatalf("admit: %v %v", err, refusal)
+				}
+				if err := g.Finish(ctx, run, seq, call(prior), api.OutcomeOK, nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkWriteError is the encoding of an error body as the gateway
+// sends it.
+func BenchmarkWriteError(b *testing.B) {
+	w := &discardWriter{h: http.Header{}}
+	b.ReportAllocs()
+	for b.Loop() {
+		w.reset()
+		e := errmap.Map(&erp.NotFoundError{Entity: erp.EntityInvoice, ID: "5105600999"})
+		errmap.Write(w, e.WithDetail("invoice_id", "5105600999"))
+	}
+}

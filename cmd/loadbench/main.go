@@ -1,0 +1,48 @@
+// Command loadbench measures what erpgate costs in front of an ERP. On
+// loopback it starts the simulated S/4HANA, nginx as a plain reverse proxy
+// to it, and erpgate as a separate process, and drives each with
+// github.com/tsenart/vegeta/v12 for two operations, get_invoice and
+// run_three_way_match. For the ERP directly and through nginx, a
+// three-way match is the sequence of OData reads the gateway makes for it,
+// sent one after the other by the load client, so that every target is
+// compared per business operation.
+//
+// It measures throughput at saturation (a closed loop of -c concurrent
+// requests), p50 and p99 at a constant rate below the slowest target's
+// saturation, the latency each proxy adds to the direct call, the
+// INVOICE_NOT_FOUND path at the same rate, allocations per read, and
+// erpgate's resident memory with -conns keep-alive connections open. It
+// prints the machine, a table and a PASS or MISS line per goal.
+//
+// Without nginx (apt-get install -y nginx) it runs without the nginx
+// column and says so. Run it from the repository: it builds erpgate with
+// the go command unless -erpgate names a binary.
+//
+// Usage:
+//
+//	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path]
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, errUsage):
+		os.Exit(2)
+	default:
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,211 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// erpgateBin is built once for every test run of the bench.
+var erpgateBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "loadbench-test-")
+	if err != nil {
+		panic(err)
+	}
+	erpgateBin, err = buildErpgate(context.Background(), dir)
+	if err != nil {
+		os.RemoveAll(dir)
+		panic(err)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// The columns of the table, in order.
+const (
+	colOp = iota
+	colTarget
+	colSat
+	colCPU
+	colRate
+	colP50
+	colP99
+	colAddedP50
+	colAddedP99
+	colErrors
+	columns
+)
+
+// TestQuickRun runs the bench briefly with whatever nginx the machine has
+// and checks the shape of what it prints, never the figures.
+func TestQuickRun(t *testing.T) {
+	out := runBench(t, "-quick", "-erpgate", erpgateBin)
+	withNginx := !strings.Contains(out, "running without the nginx column")
+	if !withNginx {
+		t.Log("nginx is not available here: checked the output without its column")
+	}
+	checkOutput(t, out, withNginx)
+}
+
+// TestRunWithoutNginx checks that a missing nginx leaves its column out
+// and its goals unjudged instead of failing the run.
+func TestRunWithoutNginx(t *testing.T) {
+	out := runBench(t, "-quick", "-sat", "200ms", "-fixed", "200ms", "-conns", "10", "-c", "8",
+		"-erpgate", erpgateBin, "-nginx", filepath.Join(t.TempDir(), "no-nginx"))
+	if !strings.Contains(out, "running without the nginx column") {
+		t.Errorf("output does not say nginx is left out")
+	}
+	checkOutput(t, out, false)
+}
+
+func TestBadFlags(t *testing.T) {
+	for _, args := range [][]string{{"-c", "0"}, {"-share", "2"}, {"-conns", "0"}, {"extra"}, {"-nope"}} {
+		err := run(context.Background(), args, io.Discard, io.Discard)
+		if !errors.Is(err, errUsage) {
+			t.Errorf("%q: got %v, want a usage error", args, err)
+		}
+	}
+}
+
+func runBench(t *testing.T, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	t.Logf("output:\n%s", stdout.String())
+	return stdout.String()
+}
+
+func checkOutput(t *testing.T, out string, withNginx bool) {
+	t.Helper()
+	for _, want := range []string{"machine: nproc ", "go1.", "load average", "GOMAXPROCS", "erpgate: separate process",
+		"allocs per get_invoice: ", "memory: erpgate RSS "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if withNginx && !strings.Contains(out, "nginx/") {
+		t.Errorf("output does not name the nginx version")
+	}
+
+	rows := map[string][]string{}
+	var goals []string
+	inTable := false
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 0 && f[0] == "operation":
+			inTable = true
+			if len(f) != columns {
+				t.Fatalf("table header has %d columns, want %d: %q", len(f), columns, line)
+			}
+		case len(f) == 0:
+			inTable = false
+		case inTable:
+			if len(f) != columns {
+				t.Errorf("table row has %d columns, want %d: %q", len(f), columns, line)
+				continue
+			}
+			rows[f[colOp]+" "+f[colTarget]] = f
+		case f[0] == "goal":
+			goals = append(goals, strings.TrimSpace(line))
+		}
+	}
+
+	targets := []string{direct, gateway}
+	if withNginx {
+		targets = []string{direct, viaNginx, gateway}
+	}
+	want := 0
+	for _, op := range []string{opGetInvoice, opMatch, opNotFound} {
+		for _, tg := range targets {
+			if op == opNotFound && tg == viaNginx {
+				continue
+			}
+			want++
+			r, ok := rows[op+" "+tg]
+			if !ok {
+				t.Errorf("no row for %s via %s", op, tg)
+				continue
+			}
+			checkRow(t, op, tg, r)
+		}
+	}
+	if len(rows) != want {
+		t.Errorf("%d rows, want %d", len(rows), want)
+	}
+
+	if len(goals) != 8 {
+		t.Errorf("%d goal lines, want 8:\n%s", len(goals), strings.Join(goals, "\n"))
+	}
+	for _, g := range goals {
+		verdict := g[strings.LastIndexByte(g, ' ')+1:]
+		nginxGoal := strings.Contains(g, "nginx's")
+		switch {
+		case nginxGoal && !withNginx:
+			if verdict != "n/a" {
+				t.Errorf("goal judged without nginx: %q", g)
+			}
+		case verdict != "PASS" && verdict != "MISS":
+			t.Errorf("goal without PASS or MISS: %q", g)
+		}
+	}
+}
+
+func checkRow(t *testing.T, op, tg string, r []string) {
+	t.Helper()
+	if op == opNotFound {
+		if r[colSat] != "-" {
+			t.Errorf("%s via %s: saturation %q, want -", op, tg, r[colSat])
+		}
+	} else if v, err := strconv.ParseFloat(r[colSat], 64); err != nil || v < 0 {
+		t.Errorf("%s via %s: saturation %q is not a rate", op, tg, r[colSat])
+	}
+	switch {
+	case tg == direct || op == opNotFound:
+		if r[colCPU] != "-" {
+			t.Errorf("%s via %s: cpu/req %q, want -", op, tg, r[colCPU])
+		}
+	case r[colCPU] != "-" && !isDuration(r[colCPU]):
+		t.Errorf("%s via %s: cpu/req %q is not a duration", op, tg, r[colCPU])
+	}
+	if v, err := strconv.ParseFloat(r[colRate], 64); err != nil || v < 1 {
+		t.Errorf("%s via %s: rate %q is not a rate", op, tg, r[colRate])
+	}
+	for _, c := range []int{colP50, colP99} {
+		if !isDuration(r[c]) {
+			t.Errorf("%s via %s: %q is not a latency", op, tg, r[c])
+		}
+	}
+	for _, c := range []int{colAddedP50, colAddedP99} {
+		switch {
+		case tg == direct && r[c] != "-":
+			t.Errorf("%s direct: added latency %q, want -", op, r[c])
+		case tg != direct && !(strings.HasPrefix(r[c], "+") || strings.HasPrefix(r[c], "-")) || tg != direct && !isDuration(r[c][1:]):
+			t.Errorf("%s via %s: added latency %q is not a signed latency", op, tg, r[c])
+		}
+	}
+	if _, err := strconv.Atoi(r[colErrors]); err != nil {
+		t.Errorf("%s via %s: errors %q is not a count", op, tg, r[colErrors])
+	}
+}
+
+func isDuration(s string) bool {
+	for _, unit := range []string{"us", "ms", "s"} {
+		if v, ok := strings.CutSuffix(s, unit); ok {
+			_, err := strconv.ParseFloat(v, 64)
+			return err == nil
+		}
+	}
+	return false
+}

@@ -1,0 +1,248 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// child is a server the bench started as a process of its own.
+type child struct {
+	name string
+	cmd  *exec.Cmd
+	url  string
+	done chan struct{} // closed when the process has exited
+}
+
+func (c *child) pid() int { return c.cmd.Process.Pid }
+
+// stop ends the process with SIGTERM, and SIGKILL after a grace period.
+func (c *child) stop() {
+	if c == nil || c.cmd.Process == nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(3 * time.Second):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+// startChild starts cmd with its stderr in logFile and waits until ready
+// returns true or the process exits.
+func startChild(name string, cmd *exec.Cmd, logFile string) (*child, error) {
+	log, err := os.Create(logFile)
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = log
+	// Children must not outlive an interrupted bench.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		log.Close()
+		return nil, fmt.Errorf("start %s: %w", name, err)
+	}
+	go func() {
+		_ = cmd.Wait()
+		log.Close()
+		close(c.done)
+	}()
+	return c, nil
+}
+
+// logTail returns the last lines of a log file, for an error message.
+func logTail(path string) string {
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	if len(lines) > 5 {
+		lines = lines[len(lines)-5:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// buildErpgate builds cmd/erpgate into dir; the bench must run inside the
+// repository for that.
+func buildErpgate(ctx context.Context, dir string) (string, error) {
+	bin := filepath.Join(dir, "erpgate")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/erpgate/erpgate/cmd/erpgate")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("go build erpgate (run loadbench inside the repository or pass -erpgate): %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+var listening = regexp.MustCompile(`listening on (http://\S+)`)
+
+// startErpgate runs the gateway in front of the ERP at erpURL, with its
+// production defaults except the per-client rate limit, which would
+// refuse a benchmark's load: JSON access log at info, run limits on.
+func startErpgate(bin, erpURL, dir, name string) (*child, error) {
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
+		"-run-limits", "true", "-log-level", "info", "-log-format", "json")
+	// Settings from the caller's environment must not change what is
+	// measured.
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "ERPGATE_") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	logFile := filepath.Join(dir, name+".log")
+	c, err := startChild(name, cmd, logFile)
+	if err != nil {
+		return nil, err
+	}
+	urlc := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case urlc <- m[1]:
+				default:
+				}
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case c.url = <-urlc:
+		return c, nil
+	case <-c.done:
+		return nil, fmt.Errorf("erpgate exited at start:\n%s", logTail(logFile))
+	case <-time.After(20 * time.Second):
+		c.stop()
+		return nil, errors.New("erpgate did not start within 20s")
+	}
+}
+
+// findNginx returns the nginx binary, or "" when there is none.
+func findNginx(flagPath string) string {
+	if flagPath != "" {
+		return flagPath
+	}
+	if p, err := exec.LookPath("nginx"); err == nil {
+		return p
+	}
+	for _, p := range []string{"/usr/sbin/nginx", "/usr/local/sbin/nginx", "/usr/local/nginx/sbin/nginx"} {
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p
+		}
+	}
+	return ""
+}
+
+// nginxVersion returns "nginx/1.22.1" or the like.
+func nginxVersion(bin string) string {
+	out, err := exec.Command(bin, "-v").CombinedOutput()
+	if err != nil {
+		return "nginx"
+	}
+	s := strings.TrimSpace(string(out))
+	if i := strings.Index(s, "nginx/"); i >= 0 {
+		return strings.Fields(s[i:])[0]
+	}
+	return "nginx"
+}
+
+// nginxKeepalive is the number of idle upstream connections each nginx
+// worker keeps: with one worker per CPU, as many in all as erpgate's SAP
+// client keeps (128 on two CPUs), and at least the closed loop's
+// concurrency per worker, so that neither proxy redials at saturation.
+const nginxKeepalive = 64
+
+// nginxConf is a plain reverse proxy to the ERP: HTTP/1.1 with upstream
+// keep-alive, the Host passed on, one access log line per request like
+// erpgate's, and one worker per CPU like erpgate's one Go thread per CPU.
+const nginxConf = `worker_processes auto;
+worker_rlimit_nofile 16384;
+pid {{dir}}/nginx.pid;
+error_log {{dir}}/nginx-error.log warn;
+events { worker_connections 8192; }
+http {
+  access_log {{dir}}/nginx-access.log;
+  client_body_temp_path {{dir}}/body;
+  proxy_temp_path {{dir}}/proxy;
+  fastcgi_temp_path {{dir}}/fastcgi;
+  uwsgi_temp_path {{dir}}/uwsgi;
+  scgi_temp_path {{dir}}/scgi;
+  upstream erp {
+    server {{upstream}};
+    keepalive {{keepalive}};
+  }
+  server {
+    listen {{listen}};
+    location / {
+      proxy_pass http://erp;
+      proxy_http_version 1.1;
+      proxy_set_header Connection "";
+      proxy_set_header Host $http_host;
+    }
+  }
+}
+`
+
+// startNginx runs nginx in the foreground in front of the ERP at erpURL.
+func startNginx(bin, erpURL, dir string) (*child, error) {
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, err
+	}
+	conf := strings.NewReplacer("{{dir}}", dir, "{{upstream}}", strings.TrimPrefix(erpURL, "http://"),
+		"{{keepalive}}", fmt.Sprint(nginxKeepalive), "{{listen}}", addr).Replace(nginxConf)
+	confPath := filepath.Join(dir, "nginx.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, "-p", dir, "-c", confPath, "-e", filepath.Join(dir, "nginx-error.log"), "-g", "daemon off;")
+	logFile := filepath.Join(dir, "nginx-stderr.log")
+	c, err := startChild("nginx", cmd, logFile)
+	if err != nil {
+		return nil, err
+	}
+	c.url = "http://" + addr
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.done:
+			return nil, fmt.Errorf("nginx exited at start:\n%s\n%s", logTail(logFile), logTail(filepath.Join(dir, "nginx-error.log")))
+		default:
+		}
+		if resp, err := http.Get(c.url + "/sim/admin/envelope"); err == nil {
+			resp.Body.Close()
+			return c, nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c.stop()
+	return nil, errors.New("nginx did not answer within 10s")
+}
+
+// freeAddr returns a loopback address with a port that was free a moment
+// ago.
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}

@@ -1,0 +1,286 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/erpgate/erpgate/erp/sim"
+)
+
+// Names of the targets and operations in the table.
+const (
+	direct   = "direct"
+	viaNginx = "nginx"
+	gateway  = "erpgate"
+
+	// fixedRounds is how many turns the constant-rate runs take.
+	fixedRounds = 3
+
+	opGetInvoice = "get_invoice"
+	opMatch      = "run_three_way_match"
+	opNotFound   = "get_invoice(404)"
+)
+
+// row is one operation through one target, as measured.
+type row struct {
+	op     string
+	target target
+	proc   *child        // the proxy's process; nil for the ERP directly
+	tree   bool          // count proc's children too (nginx's workers)
+	sat    *stats        // nil when saturation is not measured
+	cpu    time.Duration // the proxy's CPU time per answer at saturation; 0 when unknown
+	fixed  stats
+	rate   float64
+}
+
+// bench is everything a run found.
+type bench struct {
+	cfg       config
+	machine   machine
+	nginxNote string // why there is no nginx column; "" when there is
+	nginxName string
+	rows      []*row
+	allocs    allocReading
+	procAlloc float64 // mallocs per get_invoice in the erpgate process; 0 when unknown
+	memGW     memoryReading
+	memNginx  *memoryReading
+	loadEnd   string
+	reads     int // the ERP reads of one three-way match
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	b := &bench{cfg: cfg, machine: readMachine()}
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "loadbench: "+format+"\n", a...) }
+	raiseOpenFiles()
+
+	dir, err := os.MkdirTemp("", "loadbench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	erpURL, stopERP, err := sim.New(sim.Options{}).Start("127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("start the simulated ERP: %w", err)
+	}
+	defer stopERP(context.Background())
+
+	readPath, err := erpCalls(ctx, erpURL, readInvoice(invoiceID))
+	if err != nil {
+		return fmt.Errorf("get_invoice against the ERP: %w", err)
+	}
+	missingPath, err := erpCalls(ctx, erpURL, readMissing)
+	if err != nil {
+		return fmt.Errorf("get_invoice of a missing invoice against the ERP: %w", err)
+	}
+	matchPaths, err := erpCalls(ctx, erpURL, threeWayMatch)
+	if err != nil {
+		return fmt.Errorf("run_three_way_match against the ERP: %w", err)
+	}
+	b.reads = len(matchPaths)
+
+	bin := cfg.erpgate
+	if bin == "" {
+		progress("building erpgate")
+		if bin, err = buildErpgate(ctx, dir); err != nil {
+			return err
+		}
+	}
+	gw, err := startErpgate(bin, erpURL, dir, "erpgate")
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+
+	var ngx *child
+	if nb := findNginx(cfg.nginx); nb == "" {
+		b.nginxNote = "nginx not installed (apt-get install -y nginx): running without the nginx column"
+	} else if ngx, err = startNginx(nb, erpURL, dir); err != nil {
+		b.nginxNote = fmt.Sprintf("nginx did not start (%v): running without the nginx column", err)
+	} else {
+		defer ngx.stop()
+		b.nginxName = nginxVersion(nb)
+	}
+
+	odata := http.Header{"Accept": {"application/json"}}
+	targets := func(op string) []target {
+		var ts []target
+		add := func(name, base string) {
+			switch op {
+			case opGetInvoice:
+				ts = append(ts, target{name: name, method: http.MethodGet, base: base, path: readPath[0], header: odata, want: http.StatusOK})
+			case opMatch:
+				ts = append(ts, target{name: name, base: base, seq: matchPaths, header: odata, want: http.StatusOK})
+			case opNotFound:
+				ts = append(ts, target{name: name, method: http.MethodGet, base: base, path: missingPath[0], header: odata, want: http.StatusOK})
+			}
+		}
+		add(direct, erpURL)
+		if ngx != nil && op != opNotFound {
+			add(viaNginx, ngx.url)
+		}
+		switch op {
+		case opGetInvoice:
+			ts = append(ts, target{name: gateway, method: http.MethodGet, base: gw.url, path: "/invoices/" + invoiceID, want: http.StatusOK})
+		case opMatch:
+			ts = append(ts, target{name: gateway, method: http.MethodPost, base: gw.url, path: "/invoices/" + invoiceID + "/three-way-match", want: http.StatusOK})
+		case opNotFound:
+			ts = append(ts, target{name: gateway, method: http.MethodGet, base: gw.url, path: "/invoices/" + missingInvoiceID, want: http.StatusNotFound})
+		}
+		return ts
+	}
+
+	loaders := map[*row]*loader{}
+	defer func() {
+		for _, l := range loaders {
+			l.close()
+		}
+	}()
+	for _, op := range []string{opGetInvoice, opMatch, opNotFound} {
+		for _, t := range targets(op) {
+			r := &row{op: op, target: t}
+			switch t.name {
+			case viaNginx:
+				r.proc, r.tree = ngx, true
+			case gateway:
+				r.proc = gw
+			}
+			b.rows = append(b.rows, r)
+			loaders[r] = newLoader(t, 2*cfg.concurrency)
+		}
+	}
+
+	// Saturation: a closed loop per target, its first tenth a warm-up.
+	rate := map[string]float64{}
+	for _, r := range b.rows {
+		if r.op == opNotFound {
+			continue
+		}
+		progress("saturation: %s via %s, %d concurrent, %s", r.op, r.target.name, cfg.concurrency, cfg.sat)
+		var cpu0 time.Duration
+		if r.proc != nil {
+			cpu0, _ = cpuTime(r.proc.pid(), r.tree)
+		}
+		s := loaders[r].attack(ctx, 0, cfg.concurrency, cfg.sat, cfg.sat/10)
+		r.sat = &s
+		if r.proc != nil && s.all > s.errors {
+			if cpu1, err := cpuTime(r.proc.pid(), r.tree); err == nil {
+				r.cpu = (cpu1 - cpu0) / time.Duration(s.all-s.errors)
+			}
+		}
+		if v, ok := rate[r.op]; !ok || s.rps() < v {
+			rate[r.op] = s.rps()
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	rate[opNotFound] = rate[opGetInvoice]
+	for op, v := range rate {
+		rate[op] = max(v*cfg.share, 1)
+	}
+
+	// Latency at a constant rate below the slowest target's saturation, in
+	// rounds that visit every target in turn, so that a spell of load from
+	// elsewhere on the machine falls on all of them alike.
+	rounds := b.rounds()
+	var allocs, counted float64
+	for round := range rounds {
+		for _, r := range b.rows {
+			r.rate = rate[r.op]
+			progress("constant rate, round %d of %d: %s via %s, %.0f/s, %s", round+1, rounds, r.op, r.target.name, r.rate, cfg.fixed/time.Duration(rounds))
+			var before float64
+			count := r.op == opGetInvoice && r.target.name == gateway
+			if count {
+				before = scrapeCost(ctx, loaders[r].client, gw.url)
+			}
+			s := loaders[r].attack(ctx, r.rate, 8, cfg.fixed/time.Duration(rounds), 0)
+			r.fixed.add(s)
+			if count && before > 0 {
+				if after, err := mallocs(ctx, loaders[r].client, gw.url); err == nil {
+					allocs += after - before
+					counted += float64(s.all)
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if counted > 0 {
+		b.procAlloc = allocs / counted
+	}
+
+	progress("allocations per read, in process")
+	if b.allocs, err = measureAllocs(ctx, erpURL, readPath[0]); err != nil {
+		return err
+	}
+
+	progress("memory with %d keep-alive connections", cfg.conns)
+	gw.stop()
+	fresh, err := startErpgate(bin, erpURL, dir, "erpgate-memory")
+	if err != nil {
+		return err
+	}
+	b.memGW, err = measureMemory(ctx, fresh.pid(), false, fresh.url, "/invoices/"+invoiceID, cfg.conns)
+	fresh.stop()
+	if err != nil {
+		return fmt.Errorf("erpgate memory: %w", err)
+	}
+	if ngx != nil {
+		m, err := measureMemory(ctx, ngx.pid(), true, ngx.url, readPath[0], cfg.conns)
+		if err != nil {
+			return fmt.Errorf("nginx memory: %w", err)
+		}
+		b.memNginx = &m
+	}
+	b.loadEnd = loadAverage()
+	b.report(stdout)
+	return nil
+}
+
+// rounds is how many turns the constant-rate runs take.
+func (b *bench) rounds() int {
+	if b.cfg.quick {
+		return 1
+	}
+	return fixedRounds
+}
+
+// scrapeCost reads the erpgate process's allocation counter twice and
+// returns the second reading less what the first scrape allocated, so that
+// a later reading less it counts only the requests in between.
+func scrapeCost(ctx context.Context, client *http.Client, url string) float64 {
+	first, err := mallocs(ctx, client, url)
+	if err != nil {
+		return 0
+	}
+	second, err := mallocs(ctx, client, url)
+	if err != nil {
+		return 0
+	}
+	return second + (second - first)
+}
+
+// failures describes the rows whose hits did not all get the expected
+// answer.
+func (b *bench) failures() []string {
+	var out []string
+	for _, r := range b.rows {
+		for _, s := range []*stats{r.sat, &r.fixed} {
+			if s != nil && s.errors > 0 {
+				out = append(out, fmt.Sprintf("%s via %s: %d of %d hits failed, first: %s",
+					r.op, r.target.name, s.errors, s.hits, s.firstErr))
+			}
+		}
+	}
+	return out
+}
