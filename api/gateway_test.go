@@ -259,6 +259,7 @@ func TestInvalidRequests(t *testing.T) {
 		{"unknown route", "GET", "/invoices", nil, nil, 404, ""},
 		{"unknown deep route", "GET", "/admin/config", nil, nil, 404, ""},
 		{"wrong method", "DELETE", "/invoices/5105600101", nil, nil, 405, ""},
+		{"wrong method on a match", "GET", "/invoices/5105600101/three-way-match", nil, nil, 405, ""},
 		{"wrong method on write", "GET", "/invoices/5105600101/post", nil, nil, 405, ""},
 	}
 	for _, tt := range tests {
@@ -266,6 +267,9 @@ func TestInvalidRequests(t *testing.T) {
 			s.t = t
 			r := s.do(tt.method, tt.path, tt.body, tt.headers...)
 			d := wantError(t, r, tt.status, "INVALID_REQUEST", "fix_input_and_retry")
+			if tt.status == 405 && r.header.Get("Allow") == "" {
+				t.Errorf("405 without an Allow header")
+			}
 			if tt.field != "" && d["field"] != tt.field {
 				t.Errorf("details.field = %v, want %s", d["field"], tt.field)
 			}

@@ -9,7 +9,10 @@ import (
 	"net/http"
 	"regexp"
 	"runtime/debug"
+	"strings"
 	"time"
+
+	"github.com/go-chi/chi/v5"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
@@ -136,6 +139,7 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	traceFrom(r.Context()).code = string(errmap.InvalidRequest)
+	w.Header().Set("Allow", strings.Join(s.allowed(r.URL.Path), ", "))
 	errmap.Write(w, errmap.Protocol(http.StatusMethodNotAllowed,
 		fmt.Sprintf("Method %s is not allowed at this path. See /openapi.json for the operations.", safeMethod(r.Method)), nil))
 }
@@ -186,4 +190,16 @@ func (s *Server) handleContract(contentType string, doc []byte) http.HandlerFunc
 		w.Header().Set("Content-Type", contentType)
 		_, _ = w.Write(doc)
 	}
+}
+
+// allowed lists the methods the router serves at path, for a 405's Allow
+// header.
+func (s *Server) allowed(path string) []string {
+	var out []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		if s.router.Match(chi.NewRouteContext(), m, path) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
