@@ -17,12 +17,17 @@ const (
 	viaNginx = "nginx"
 	gateway  = "erpgate"
 
-	// fixedRounds is how many turns the constant-rate runs take.
-	fixedRounds = 3
-
 	opGetInvoice = "get_invoice"
 	opMatch      = "run_three_way_match"
 	opNotFound   = "get_invoice(404)"
+)
+
+// How many turns over all targets the saturation and the constant-rate runs
+// take, so that a spell of load from elsewhere on the machine falls on all
+// targets alike.
+const (
+	satRounds   = 2
+	fixedRounds = 7
 )
 
 // row is one operation through one target, as measured.
@@ -158,29 +163,46 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 
-	// Saturation: a closed loop per target, its first tenth a warm-up.
-	rate := map[string]float64{}
-	for _, r := range b.rows {
-		if r.op == opNotFound {
-			continue
-		}
-		progress("saturation: %s via %s, %d concurrent, %s", r.op, r.target.name, cfg.concurrency, cfg.sat)
-		var cpu0 time.Duration
-		if r.proc != nil {
-			cpu0, _ = cpuTime(r.proc.pid(), r.tree)
-		}
-		s := loaders[r].attack(ctx, 0, cfg.concurrency, cfg.sat, cfg.sat/10)
-		r.sat = &s
-		if r.proc != nil && s.all > s.errors {
-			if cpu1, err := cpuTime(r.proc.pid(), r.tree); err == nil {
-				r.cpu = (cpu1 - cpu0) / time.Duration(s.all-s.errors)
+	// Saturation: a closed loop per target, its first tenth a warm-up, in
+	// rounds over the targets like the constant-rate runs below.
+	satRounds := b.rounds(satRounds)
+	cpu := map[*row]time.Duration{}
+	for round := range satRounds {
+		for _, r := range b.rows {
+			if r.op == opNotFound {
+				continue
+			}
+			d := cfg.sat / time.Duration(satRounds)
+			progress("saturation, round %d of %d: %s via %s, %d concurrent, %s", round+1, satRounds, r.op, r.target.name, cfg.concurrency, d)
+			var cpu0 time.Duration
+			if r.proc != nil {
+				cpu0, _ = cpuTime(r.proc.pid(), r.tree)
+			}
+			s := loaders[r].attack(ctx, 0, cfg.concurrency, d, d/10)
+			if r.sat == nil {
+				r.sat = &stats{}
+			}
+			r.sat.add(s)
+			if r.proc != nil {
+				if cpu1, err := cpuTime(r.proc.pid(), r.tree); err == nil {
+					cpu[r] += cpu1 - cpu0
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				return err
 			}
 		}
-		if v, ok := rate[r.op]; !ok || s.rps() < v {
-			rate[r.op] = s.rps()
+	}
+	rate := map[string]float64{}
+	for _, r := range b.rows {
+		if r.sat == nil {
+			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return err
+		if n := r.sat.all - r.sat.errors; cpu[r] > 0 && n > 0 {
+			r.cpu = cpu[r] / time.Duration(n)
+		}
+		if v, ok := rate[r.op]; !ok || r.sat.rps() < v {
+			rate[r.op] = r.sat.rps()
 		}
 	}
 	rate[opNotFound] = rate[opGetInvoice]
@@ -188,10 +210,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		rate[op] = max(v*cfg.share, 1)
 	}
 
-	// Latency at a constant rate below the slowest target's saturation, in
-	// rounds that visit every target in turn, so that a spell of load from
-	// elsewhere on the machine falls on all of them alike.
-	rounds := b.rounds()
+	// Latency at a constant rate below the slowest target's saturation.
+	rounds := b.rounds(fixedRounds)
 	var allocs, counted float64
 	for round := range rounds {
 		for _, r := range b.rows {
@@ -247,12 +267,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// rounds is how many turns the constant-rate runs take.
-func (b *bench) rounds() int {
+// rounds is how many turns the runs take: n, or one for a quick run.
+func (b *bench) rounds(n int) int {
 	if b.cfg.quick {
 		return 1
 	}
-	return fixedRounds
+	return n
 }
 
 // scrapeCost reads the erpgate process's allocation counter twice and
