@@ -68,6 +68,14 @@ func (e *Error) Route(queue string) *Error {
 	return e
 }
 
+// Hold turns the error into a wait: next_action hold_and_recheck, for a
+// refusal whose cure is time (goods that have not arrived, a person who has
+// not decided yet), not a person's handover.
+func (e *Error) Hold() *Error {
+	e.NextAction = HoldAndRecheck
+	return e
+}
+
 func (e *Error) setDefault(key string, v any) {
 	if e.Details == nil {
 		e.Details = map[string]any{}

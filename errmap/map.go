@@ -161,9 +161,7 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 	case erp.ApprovalNotYet:
 		// A new request would only wait beside this one: the move is to
 		// wait for the person, so the next action is hold_and_recheck.
-		e := New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d)
-		e.NextAction = HoldAndRecheck
-		return e
+		return New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d).Hold()
 	case erp.ApprovalWasRejected:
 		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request a new approval for a different action.", m.ApprovalID, m.InvoiceID)
 	default:

@@ -208,11 +208,9 @@ func (g *Guard) check(st *State, c Call, now time.Time) *errmap.Error {
 	}
 	if c.POItem != "" && st.GRMissing[c.POItem] {
 		m := d("gr_missing")
-		e := errmap.New(errmap.LoopDetected, fmt.Sprintf(
+		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
 			"The goods receipt for PO item %s was already found missing in this run; looking again will not make it arrive. Hold the invoice for the scheduled re-check.",
-			c.POItem), m)
-		e.NextAction = errmap.HoldAndRecheck
-		return e
+			c.POItem), m).Hold()
 	}
 	if st.NotFound[c.Operation] >= 2 {
 		m := d("corrected_retry")
