@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+	"golang.org/x/sync/errgroup"
 )
 
 // Process runs the accounts-payable steps that take more than one ERP call:
@@ -24,32 +25,87 @@ func NewProcess(client Client, tol Tolerance) *Process {
 	return &Process{client: client, tolerance: tol}
 }
 
+// matchReads is how many ERP reads one three-way match has in flight at
+// most.
+const matchReads = 8
+
 // ThreeWayMatch checks the invoice's supplier, looks for a duplicate, and
 // matches every line against its PO item and goods receipts.
+//
+// Once the invoice is read, every other read the match needs is made at
+// once, at most matchReads in flight: the supplier, the duplicate search,
+// each purchase order, and the receipts of each ordered item. The receipts
+// are read before the order says whether the item expects any, so that a
+// match takes two ERP round trips, not one per read. The answers are then
+// judged in a fixed order, supplier, duplicate, then line by line, so the
+// result and the error are those of the reads made one after the other; a
+// receipt read the item turns out not to need is ignored, failure included.
 func (p *Process) ThreeWayMatch(ctx context.Context, invoiceID string) (MatchResult, error) {
 	inv, err := p.client.Invoice(ctx, invoiceID)
 	if err != nil {
 		return MatchResult{}, err
 	}
-	if err := p.checkSupplier(ctx, inv.SupplierID); err != nil {
-		return MatchResult{}, err
+	type orderRead struct {
+		po  PurchaseOrder
+		err error
 	}
-	if err := p.checkDuplicate(ctx, inv); err != nil {
-		return MatchResult{}, err
+	type itemKey struct{ po, item string }
+	type receiptRead struct {
+		list []GoodsReceipt
+		err  error
 	}
-	orders := map[string]PurchaseOrder{}
+	var (
+		g                         errgroup.Group
+		supplierErr, duplicateErr error
+		orders                    = map[string]*orderRead{}
+		receipts                  = map[itemKey]*receiptRead{}
+	)
+	g.SetLimit(matchReads)
+	g.Go(func() error { supplierErr = p.checkSupplier(ctx, inv.SupplierID); return nil })
+	g.Go(func() error { duplicateErr = p.checkDuplicate(ctx, inv); return nil })
+	for _, line := range inv.Lines {
+		if _, ok := orders[line.POID]; !ok {
+			r := &orderRead{}
+			orders[line.POID] = r
+			g.Go(func() error { r.po, r.err = p.client.PurchaseOrder(ctx, line.POID); return nil })
+		}
+		k := itemKey{line.POID, line.POItem}
+		if _, ok := receipts[k]; !ok {
+			r := &receiptRead{}
+			receipts[k] = r
+			g.Go(func() error { r.list, r.err = p.client.GoodsReceipts(ctx, k.po, k.item); return nil })
+		}
+	}
+	_ = g.Wait() // every read records its own error
+
+	if supplierErr != nil {
+		return MatchResult{}, supplierErr
+	}
+	if duplicateErr != nil {
+		return MatchResult{}, duplicateErr
+	}
 	inputs := make([]MatchInput, 0, len(inv.Lines))
 	for _, line := range inv.Lines {
-		po, ok := orders[line.POID]
-		if !ok {
-			if po, err = p.client.PurchaseOrder(ctx, line.POID); err != nil {
-				return MatchResult{}, err
-			}
-			orders[line.POID] = po
+		o := orders[line.POID]
+		if o.err != nil {
+			return MatchResult{}, o.err
 		}
-		item, received, err := p.receivedItem(ctx, po, line.POItem)
+		item, err := openItem(o.po, line.POItem)
 		if err != nil {
 			return MatchResult{}, err
+		}
+		received := decimal.Zero
+		if item.GoodsReceiptBased {
+			r := receipts[itemKey{line.POID, line.POItem}]
+			if r.err != nil {
+				return MatchResult{}, r.err
+			}
+			if len(r.list) == 0 {
+				return MatchResult{}, &GRMissingError{POID: line.POID, Item: line.POItem}
+			}
+			for _, gr := range r.list {
+				received = received.Add(gr.Quantity)
+			}
 		}
 		inputs = append(inputs, MatchInput{Line: line, POItem: item, Received: received})
 	}
@@ -77,29 +133,20 @@ func (p *Process) GoodsReceipt(ctx context.Context, poID, item string) (POItem, 
 	return it, receipts, nil
 }
 
-func (p *Process) receivedItem(ctx context.Context, po PurchaseOrder, item string) (POItem, decimal.Decimal, error) {
+// openItem returns the order's item, or why it cannot be invoiced: it
+// does not exist, or it or the whole order is closed.
+func openItem(po PurchaseOrder, item string) (POItem, error) {
 	it, ok := po.Item(item)
 	if !ok {
-		return POItem{}, decimal.Zero, &NotFoundError{Entity: EntityPOItem, ID: po.ID, Item: item}
+		return POItem{}, &NotFoundError{Entity: EntityPOItem, ID: po.ID, Item: item}
 	}
 	if closed, why := it.Closed(); closed || po.DeletionCode != "" {
 		if why == "" {
 			why = "deletion_code_set"
 		}
-		return POItem{}, decimal.Zero, &POClosedError{POID: po.ID, Item: item, Reason: why}
+		return POItem{}, &POClosedError{POID: po.ID, Item: item, Reason: why}
 	}
-	if !it.GoodsReceiptBased {
-		return it, decimal.Zero, nil
-	}
-	_, receipts, err := p.GoodsReceipt(ctx, po.ID, item)
-	if err != nil {
-		return POItem{}, decimal.Zero, err
-	}
-	received := decimal.Zero
-	for _, r := range receipts {
-		received = received.Add(r.Quantity)
-	}
-	return it, received, nil
+	return it, nil
 }
 
 func (p *Process) checkSupplier(ctx context.Context, id string) error {

@@ -146,8 +146,9 @@ func (l *loader) attack(ctx context.Context, rate float64, workers int, d, skip 
 }
 
 // sequence is a RoundTripper that answers a request by sending the
-// operation's reads one after the other, as the gateway does, and returns
-// the first failure or the last answer.
+// operation's reads one after the other, as a client without the gateway
+// would (the gateway makes a match's reads after the invoice at once), and
+// returns the first failure or the last answer.
 type sequence struct {
 	base   http.RoundTripper
 	root   string

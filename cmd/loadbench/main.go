@@ -3,9 +3,10 @@
 // to it, and erpgate as a separate process, and drives each with
 // github.com/tsenart/vegeta/v12 for two operations, get_invoice and
 // run_three_way_match. For the ERP directly and through nginx, a
-// three-way match is the sequence of OData reads the gateway makes for it,
-// sent one after the other by the load client, so that every target is
-// compared per business operation.
+// three-way match is the OData reads the gateway makes for it, sent one
+// after the other by the load client as a client without the gateway would
+// (the gateway itself makes the reads after the invoice at once), so that
+// every target is compared per business operation.
 //
 // It measures throughput at saturation (a closed loop of -c concurrent
 // requests), p50 and p99 at a constant rate below the slowest target's
