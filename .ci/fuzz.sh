@@ -3,7 +3,7 @@
 # (go test -fuzz takes one target per run). Every target first replays its
 # seed corpus in testdata/fuzz/<Target>/. A crasher found here is written
 # to that directory by go test; commit it as a regression seed with the fix.
-# FUZZTIME overrides the time per target (default 25s; about 2 minutes in all).
+# FUZZTIME overrides the time per target (default 25s; about 2 minutes and a half in all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -12,6 +12,7 @@ go version
 fuzztime="${FUZZTIME:-25s}"
 targets=(
   "./api FuzzDecodeRequest"
+  "./erp/sap FuzzDecodeList"
   "./erp/sap FuzzParseError"
   "./erp/sap FuzzParseMessages"
   "./errmap FuzzMap"

@@ -2,8 +2,10 @@ package sap
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"net/http"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -170,6 +172,38 @@ func FuzzParseMessages(f *testing.F) {
 					t.Errorf("id %q is not a code of the header", m.ID)
 				}
 			}
+		}
+	})
+}
+
+// FuzzDecodeList reads arbitrary bodies as an invoice list: no panic, the
+// one-pass reader agrees with the general one, and both read what
+// encoding/json reads the same way.
+func FuzzDecodeList(f *testing.F) {
+	for _, seed := range []string{
+		string(invoiceListJSON(2)),
+		`{"d":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A"}]}`,
+		`{"d":{"results":[{"supplierinvoice":"1","InvoiceGrossAmount":"1.5","DocumentDate":"\/Date(0+0100)\/"}]}}`,
+		`{"d":{"results":null}}`,
+		"{\"d\":{\"results\":[{\"SupplierInvoice\":\"\xff\\ud800\"}]}}",
+		`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoice":2}]}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		fast, fastErr := decodeList[wireInvoice](body)
+		slow, slowErr := decodeAnyList[wireInvoice](body)
+		if fmt.Sprint(fastErr) != fmt.Sprint(slowErr) || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("one pass %+v, %v\ngeneral  %+v, %v", fast, fastErr, slow, slowErr)
+		}
+		var v1 struct {
+			D struct {
+				Results []wireInvoice `json:"results"`
+			} `json:"d"`
+		}
+		v1Err := json.Unmarshal(body, &v1)
+		if fastErr == nil && v1Err == nil && !reflect.DeepEqual(fast, v1.D.Results) && len(fast)+len(v1.D.Results) > 0 {
+			t.Fatalf("read %+v\nencoding/json read %+v", fast, v1.D.Results)
 		}
 	})
 }

@@ -3,11 +3,14 @@ package sap
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"strings"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 
 	"github.com/erpgate/erpgate/erp"
 )
@@ -106,19 +109,38 @@ func escape(s string, keepDollar bool) string {
 	return b.String()
 }
 
+// odataJSON is how OData answers are read: with JSON v2
+// (github.com/go-json-experiment/json, what encoding/json/v2 is made from),
+// which reads an answer about twice as fast as encoding/json, keeping
+// encoding/json's tolerance of member names in another letter case (but
+// not with underscores left out), duplicate names (the last wins) and
+// invalid UTF-8, so that an answer reads as it always has. Error envelopes
+// are read with encoding/json.
+var odataJSON = jsonv2.JoinOptions(
+	jsonv2.MatchCaseInsensitiveNames(true),
+	jsonv1.MatchCaseSensitiveDelimiter(true),
+	jsontext.AllowDuplicateNames(true),
+	jsontext.AllowInvalidUTF8(true),
+)
+
+// unmarshal reads one JSON value of an OData answer into v.
+func unmarshal(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, odataJSON)
+}
+
 // decodeEntity reads {"d": {...}} into v.
 func decodeEntity(body []byte, v any) error {
 	var env struct {
-		D json.RawMessage `json:"d"`
+		D jsontext.Value `json:"d"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
+	if err := unmarshal(body, &env); err != nil {
 		return err
 	}
 	d := bytes.TrimSpace(env.D)
 	if len(d) == 0 || d[0] != '{' {
 		return errors.New(`no entity in "d"`)
 	}
-	return json.Unmarshal(d, v)
+	return unmarshal(d, v)
 }
 
 // entityOf reads {"d": {...}} into a W in one pass over the body. Any
@@ -127,7 +149,7 @@ func entityOf[W any](body []byte) (W, error) {
 	var env struct {
 		D *W `json:"d"`
 	}
-	if err := json.Unmarshal(body, &env); err == nil && env.D != nil {
+	if err := unmarshal(body, &env); err == nil && env.D != nil {
 		return *env.D, nil
 	}
 	var w W
@@ -144,7 +166,7 @@ func decodeList[T any](body []byte) ([]T, error) {
 			Results *[]T `json:"results"`
 		} `json:"d"`
 	}
-	if err := json.Unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
+	if err := unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
 		if list := *fast.D.Results; list != nil {
 			return list, nil
 		}
@@ -157,23 +179,23 @@ func decodeList[T any](body []byte) ([]T, error) {
 // other body.
 func decodeAnyList[T any](body []byte) ([]T, error) {
 	var env struct {
-		D json.RawMessage `json:"d"`
+		D jsontext.Value `json:"d"`
 	}
-	if err := json.Unmarshal(body, &env); err != nil {
+	if err := unmarshal(body, &env); err != nil {
 		return nil, err
 	}
 	d := bytes.TrimSpace(env.D)
 	var list []T
 	switch {
 	case len(d) > 0 && d[0] == '[':
-		if err := json.Unmarshal(d, &list); err != nil {
+		if err := unmarshal(d, &list); err != nil {
 			return nil, err
 		}
 	case len(d) > 0 && d[0] == '{':
 		var res struct {
 			Results *[]T `json:"results"`
 		}
-		if err := json.Unmarshal(d, &res); err != nil {
+		if err := unmarshal(d, &res); err != nil {
 			return nil, err
 		}
 		if res.Results == nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
@@ -267,14 +268,14 @@ type wireRelease struct {
 // decodeRelease reads {"d":{"Release":{...}}}, the v2 form of a function
 // import's complex result, or the result directly in "d".
 func decodeRelease(body []byte) (wireRelease, error) {
-	var d map[string]json.RawMessage
+	var d map[string]jsontext.Value
 	if err := decodeEntity(body, &d); err != nil {
 		return wireRelease{}, err
 	}
 	var w wireRelease
 	var err error
 	if inner, ok := d["Release"]; ok {
-		err = json.Unmarshal(inner, &w)
+		err = unmarshal(inner, &w)
 	} else {
 		err = decodeEntity(body, &w)
 	}
@@ -506,14 +507,14 @@ type wireReleaseHold struct {
 // directly in "d", and insists on Status RELEASED: any other answer leaves
 // the hold in force.
 func decodeReleaseHold(body []byte) (wireReleaseHold, error) {
-	var d map[string]json.RawMessage
+	var d map[string]jsontext.Value
 	if err := decodeEntity(body, &d); err != nil {
 		return wireReleaseHold{}, err
 	}
 	var w wireReleaseHold
 	var err error
 	if inner, ok := d["ReleaseHold"]; ok {
-		err = json.Unmarshal(inner, &w)
+		err = unmarshal(inner, &w)
 	} else {
 		err = decodeEntity(body, &w)
 	}

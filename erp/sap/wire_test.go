@@ -2,6 +2,7 @@ package sap
 
 import (
 	"encoding/json"
+	"reflect"
 	"slices"
 	"testing"
 	"time"
@@ -190,6 +191,41 @@ func TestParseErrorBody(t *testing.T) {
 		p := parseErrorBody([]byte(tt.body))
 		if !slices.Equal(p.ids, tt.ids) || p.envelope != tt.envelope || p.fault != tt.fault {
 			t.Errorf("%s: got ids %q envelope %v fault %v, want %q %v %v", tt.name, p.ids, p.envelope, p.fault, tt.ids, tt.envelope, tt.fault)
+		}
+	}
+}
+
+// TestAnswersReadAsEncodingJSONReadsThem holds the JSON v2 reading of OData
+// answers to what encoding/json made of them: member names in another
+// letter case, a name given twice, invalid UTF-8 and nulls read the same,
+// and what encoding/json refused is refused.
+func TestAnswersReadAsEncodingJSONReadsThem(t *testing.T) {
+	bodies := []string{
+		string(invoiceListJSON(3)),
+		`{"d":{"results":[{"supplierinvoice":"5105600101","SUPPLIERINVOICESTATUS":"A","invoicegrossamount":"12.50"}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoice":"2","SupplierInvoiceStatus":"A"}]}}`,
+		"{\"d\":{\"results\":[{\"SupplierInvoice\":\"1\",\"SupplierInvoiceIDByInvcgParty\":\"M\xfcller\",\"SupplierInvoiceStatus\":\"A\"}]}}",
+		`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A","DocumentDate":null,"InvoiceGrossAmount":null,"to_SuplrInvcItemPurOrdRef":null}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A","InvoiceGrossAmount":12.5,"Unknown":{"a":[1,2]}}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A","DocumentDate":"\/Date(1795132800000)\/"}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":true}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":"1","InvoiceGrossAmount":"x"}]}}`,
+		`{"d":{"results":[{"SupplierInvoice":"1"}]}`,
+	}
+	for i, body := range bodies {
+		got, gotErr := decodeList[wireInvoice]([]byte(body))
+		var v1 struct {
+			D struct {
+				Results []wireInvoice `json:"results"`
+			} `json:"d"`
+		}
+		wantErr := json.Unmarshal([]byte(body), &v1)
+		if (gotErr != nil) != (wantErr != nil) {
+			t.Errorf("body %d: error %v, encoding/json's %v", i, gotErr, wantErr)
+			continue
+		}
+		if wantErr == nil && !reflect.DeepEqual(got, v1.D.Results) {
+			t.Errorf("body %d:\nread %+v\nencoding/json read %+v", i, got, v1.D.Results)
 		}
 	}
 }
