@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -99,7 +100,7 @@ func checkOutput(t *testing.T, out string, withNginx bool) {
 	}
 
 	rows := map[string][]string{}
-	var goals []string
+	var goals, floors []string
 	inTable := false
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
@@ -119,17 +120,19 @@ func checkOutput(t *testing.T, out string, withNginx bool) {
 			rows[f[colOp]+" "+f[colTarget]] = f
 		case f[0] == "goal":
 			goals = append(goals, strings.TrimSpace(line))
+		case f[0] == "floor":
+			floors = append(floors, strings.TrimSpace(line))
 		}
 	}
 
-	targets := []string{direct, gateway}
+	targets := []string{direct, goProxy, gateway}
 	if withNginx {
-		targets = []string{direct, viaNginx, gateway}
+		targets = []string{direct, viaNginx, goProxy, gateway}
 	}
 	want := 0
 	for _, op := range []string{opGetInvoice, opMatch, opNotFound} {
 		for _, tg := range targets {
-			if op == opNotFound && tg == viaNginx {
+			if op == opNotFound && (tg == viaNginx || tg == goProxy) {
 				continue
 			}
 			want++
@@ -143,6 +146,21 @@ func checkOutput(t *testing.T, out string, withNginx bool) {
 	}
 	if len(rows) != want {
 		t.Errorf("%d rows, want %d", len(rows), want)
+	}
+
+	// Per operation, go-proxy against nginx when there is nginx, and
+	// erpgate beyond go-proxy.
+	wantFloors := 2
+	if withNginx {
+		wantFloors = 4
+	}
+	if len(floors) != wantFloors {
+		t.Errorf("%d floor lines, want %d:\n%s", len(floors), wantFloors, strings.Join(floors, "\n"))
+	}
+	for _, f := range floors {
+		if !signedLatency.MatchString(f) {
+			t.Errorf("floor line without a signed latency: %q", f)
+		}
 	}
 
 	if len(goals) != 8 {
@@ -199,6 +217,8 @@ func checkRow(t *testing.T, op, tg string, r []string) {
 		t.Errorf("%s via %s: errors %q is not a count", op, tg, r[colErrors])
 	}
 }
+
+var signedLatency = regexp.MustCompile(`[+-][0-9.]+(us|ms|s)\b`)
 
 func isDuration(s string) bool {
 	for _, unit := range []string{"us", "ms", "s"} {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -77,11 +78,23 @@ func logTail(path string) string {
 // buildErpgate builds cmd/erpgate into dir; the bench must run inside the
 // repository for that.
 func buildErpgate(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "erpgate")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/erpgate/erpgate/cmd/erpgate")
+	return build(ctx, dir, "github.com/erpgate/erpgate/cmd/erpgate", "run loadbench inside the repository or pass -erpgate")
+}
+
+// buildGoProxy builds the standard library's reverse proxy
+// (cmd/loadbench/goproxy) into dir.
+func buildGoProxy(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "github.com/erpgate/erpgate/cmd/loadbench/goproxy", "run loadbench inside the repository")
+}
+
+// build builds the command pkg into dir and returns the binary's path;
+// hint says what to do when that fails.
+func build(ctx context.Context, dir, pkg, hint string) (string, error) {
+	bin := filepath.Join(dir, path.Base(pkg))
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, pkg)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build erpgate (run loadbench inside the repository or pass -erpgate): %w\n%s", err, out)
+		return "", fmt.Errorf("go build %s (%s): %w\n%s", path.Base(pkg), hint, err, out)
 	}
 	return bin, nil
 }
@@ -101,6 +114,18 @@ func startErpgate(bin, erpURL, dir, name string) (*child, error) {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	return startListening(name, cmd, dir)
+}
+
+// startGoProxy runs the standard library's reverse proxy in front of the
+// ERP at erpURL.
+func startGoProxy(bin, erpURL, dir string) (*child, error) {
+	return startListening(goProxy, exec.Command(bin, erpURL), dir)
+}
+
+// startListening starts cmd and waits until it prints the URL it listens
+// on.
+func startListening(name string, cmd *exec.Cmd, dir string) (*child, error) {
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, err
@@ -127,10 +152,10 @@ func startErpgate(bin, erpURL, dir, name string) (*child, error) {
 	case c.url = <-urlc:
 		return c, nil
 	case <-c.done:
-		return nil, fmt.Errorf("erpgate exited at start:\n%s", logTail(logFile))
+		return nil, fmt.Errorf("%s exited at start:\n%s", name, logTail(logFile))
 	case <-time.After(20 * time.Second):
 		c.stop()
-		return nil, errors.New("erpgate did not start within 20s")
+		return nil, fmt.Errorf("%s did not start within 20s", name)
 	}
 }
 

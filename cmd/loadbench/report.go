@@ -64,6 +64,7 @@ func (b *bench) report(w io.Writer) {
 		fmt.Fprintf(w, "nginx: %s, worker_processes auto (one per CPU, like erpgate's GOMAXPROCS), upstream keepalive %d per worker, access log on\n",
 			b.nginxName, nginxKeepalive)
 	}
+	fmt.Fprintf(w, "go-proxy: net/http/httputil.ReverseProxy alone (cmd/loadbench/goproxy), separate process, 128 idle upstream connections: the floor of a Go gateway on net/http\n")
 	fmt.Fprintf(w, "erpgate: separate process (own scheduler and GC, as nginx has its own workers), production defaults but -rate-limit 0; run limits on, no run id sent; JSON access log at info\n")
 	fmt.Fprintf(w, "direct and nginx: %s is the %d OData reads the gateway makes for it, sent one after the other by the client (erpgate makes those after the invoice at once)\n", opMatch, b.reads)
 	fmt.Fprintf(w, "saturation: closed loop of %d, %s per target in %d rounds over all targets (first 10%% of each a warm-up), cpu/req = the proxy's CPU time per answer; "+
@@ -137,6 +138,9 @@ func (b *bench) report(w io.Writer) {
 		gr, nr := g.sat.rps(), n.sat.rps()
 		goal(gw, name, fmt.Sprintf("%.0f vs %.0f rps = %.0f%%", gr, nr, 100*gr/max(nr, 1)), verdict(gr >= goalThroughput*nr))
 	}
+	for _, op := range []string{opGetInvoice, opMatch} {
+		b.floor(gw, op)
+	}
 	ok, nf := b.row(opGetInvoice, gateway), b.row(opNotFound, gateway)
 	okP50, okP99 := ok.fixed.quantile(0.5), ok.fixed.quantile(0.99)
 	nfP50, nfP99 := nf.fixed.quantile(0.5), nf.fixed.quantile(0.99)
@@ -145,6 +149,22 @@ func (b *bench) report(w io.Writer) {
 	goal(gw, fmt.Sprintf("allocs per proxied read <= %.0f (gateway's code)", goalAllocs),
 		fmt.Sprintf("%.0f", b.allocs.gateway), verdict(b.allocs.gateway <= goalAllocs))
 	gw.Flush()
+}
+
+// floor prints, for op, what the standard library's reverse proxy adds
+// against nginx, and what erpgate adds beyond it: how much of erpgate's
+// added p50 is net/http itself.
+func (b *bench) floor(w io.Writer, op string) {
+	d, n, p, g := b.row(op, direct), b.row(op, viaNginx), b.row(op, goProxy), b.row(op, gateway)
+	if d == nil || p == nil || g == nil {
+		return
+	}
+	pa := p.fixed.quantile(0.5) - d.fixed.quantile(0.5)
+	if n != nil {
+		na := n.fixed.quantile(0.5) - d.fixed.quantile(0.5)
+		fmt.Fprintf(w, "floor\t%s: go-proxy added p50 against nginx's\t%s vs %s = %s\t\n", op, signed(pa), signed(na), ratio(pa, na))
+	}
+	fmt.Fprintf(w, "floor\t%s: erpgate added p50 beyond go-proxy's\t%s\t\n", op, signed(g.fixed.quantile(0.5)-p.fixed.quantile(0.5)))
 }
 
 // row returns the row of op through the named target, or nil.

@@ -15,6 +15,7 @@ import (
 const (
 	direct   = "direct"
 	viaNginx = "nginx"
+	goProxy  = "go-proxy" // net/http/httputil.ReverseProxy and nothing else
 	gateway  = "erpgate"
 
 	opGetInvoice = "get_invoice"
@@ -104,6 +105,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer gw.stop()
+	gpBin, err := buildGoProxy(ctx, dir)
+	if err != nil {
+		return err
+	}
+	gp, err := startGoProxy(gpBin, erpURL, dir)
+	if err != nil {
+		return err
+	}
+	defer gp.stop()
 
 	var ngx *child
 	if nb := findNginx(cfg.nginx); nb == "" {
@@ -132,6 +142,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if ngx != nil && op != opNotFound {
 			add(viaNginx, ngx.url)
 		}
+		if op != opNotFound {
+			add(goProxy, gp.url)
+		}
 		switch op {
 		case opGetInvoice:
 			ts = append(ts, target{name: gateway, method: http.MethodGet, base: gw.url, path: "/invoices/" + invoiceID, want: http.StatusOK})
@@ -155,6 +168,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			switch t.name {
 			case viaNginx:
 				r.proc, r.tree = ngx, true
+			case goProxy:
+				r.proc = gp
 			case gateway:
 				r.proc = gw
 			}
