@@ -2,7 +2,8 @@ package runs
 
 import (
 	"context"
-	"encoding/json"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -70,17 +71,17 @@ func (m *Memory) sweep(now time.Time) {
 	}
 }
 
-// clone deep-copies a state the way the Redis store stores it, so both
-// stores behave alike.
+// clone deep-copies a state, so that an update works on a copy and a
+// reader never sees a run change under it. Recorded error bodies are
+// shared: nothing changes a body once it is recorded (an update replaces
+// a record's body, it does not edit it).
 func clone(st *State) *State {
-	b, err := json.Marshal(st)
-	if err != nil {
-		panic("runs: state does not encode: " + err.Error())
-	}
-	var out State
-	if err := json.Unmarshal(b, &out); err != nil {
-		panic("runs: state does not decode: " + err.Error())
-	}
+	out := *st
+	out.Calls = slices.Clone(st.Calls)
+	out.Used = maps.Clone(st.Used)
+	out.NotFound = maps.Clone(st.NotFound)
+	out.GRMissing = maps.Clone(st.GRMissing)
+	out.WaitUntil = maps.Clone(st.WaitUntil)
 	out.fill()
 	return &out
 }

@@ -2,6 +2,7 @@ package runs_test
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -89,4 +90,58 @@ func TestFinishRoutesTheSecondNotFound(t *testing.T) {
 
 func notFound() *errmap.Error {
 	return errmap.New(errmap.PONotFound, "Purchase order 4500019822 was not found.", map[string]any{"po_id": "4500019822"})
+}
+
+// TestStoresHandOutCopies holds both stores to copy semantics: an update
+// that fails leaves the run as it was, and changing a state read from the
+// store changes nothing stored.
+func TestStoresHandOutCopies(t *testing.T) {
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { rc.Close() })
+	for name, store := range map[string]runs.Store{"memory": runs.NewMemory(nil), "redis": runs.NewRedis(rc, "copies:", nil)} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			e := errmap.New(errmap.InvoiceNotFound, "not found", map[string]any{"invoice_id": "5105600999"})
+			if err := store.Update(ctx, "r1", time.Hour, func(st *runs.State) error {
+				b := e.Body()
+				st.Calls = append(st.Calls, runs.Record{Seq: 1, Operation: "get_invoice", Digest: "d1", Code: string(e.Code), Error: &b})
+				st.Used["5105600999"] = 1
+				st.NotFound["get_invoice"] = 1
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			failed := errors.New("refused")
+			err := store.Update(ctx, "r1", time.Hour, func(st *runs.State) error {
+				st.Calls[0].Code = "changed"
+				st.Calls = append(st.Calls, runs.Record{Seq: 2})
+				st.Used["5105600999"] = 99
+				st.NotFound["get_invoice"] = 2
+				st.GRMissing["4500018822/10"] = true
+				st.WaitUntil["d1"] = time.Now()
+				return failed
+			})
+			if !errors.Is(err, failed) {
+				t.Fatalf("update: %v, want fn's error", err)
+			}
+			read, err := store.Get(ctx, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			read.Calls[0].Code = "edited by a reader"
+			read.Used["5105600999"] = 42
+			read.GRMissing["x/1"] = true
+			got, err := store.Get(ctx, "r1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Calls) != 1 || got.Calls[0].Code != string(errmap.InvoiceNotFound) || got.Used["5105600999"] != 1 ||
+				got.NotFound["get_invoice"] != 1 || len(got.GRMissing) != 0 || len(got.WaitUntil) != 0 {
+				t.Errorf("stored run changed: %+v", got)
+			}
+			if got.Calls[0].Error == nil || got.Calls[0].Error.Details["invoice_id"] != "5105600999" {
+				t.Errorf("recorded error %+v, want the not-found body", got.Calls[0].Error)
+			}
+		})
+	}
 }
