@@ -138,9 +138,6 @@ func (b *bench) report(w io.Writer) {
 		gr, nr := g.sat.rps(), n.sat.rps()
 		goal(gw, name, fmt.Sprintf("%.0f vs %.0f rps = %.0f%%", gr, nr, 100*gr/max(nr, 1)), verdict(gr >= goalThroughput*nr))
 	}
-	for _, op := range []string{opGetInvoice, opMatch} {
-		b.floor(gw, op)
-	}
 	ok, nf := b.row(opGetInvoice, gateway), b.row(opNotFound, gateway)
 	okP50, okP99 := ok.fixed.quantile(0.5), ok.fixed.quantile(0.99)
 	nfP50, nfP99 := nf.fixed.quantile(0.5), nf.fixed.quantile(0.99)
@@ -148,6 +145,9 @@ func (b *bench) report(w io.Writer) {
 		fmt.Sprintf("%s, %s vs %s, %s", dur(nfP50), dur(nfP99), dur(okP50), dur(okP99)), verdict(nfP50 <= okP50 && nfP99 <= okP99))
 	goal(gw, fmt.Sprintf("allocs per proxied read <= %.0f (gateway's code)", goalAllocs),
 		fmt.Sprintf("%.0f", b.allocs.gateway), verdict(b.allocs.gateway <= goalAllocs))
+	for _, op := range []string{opGetInvoice, opMatch} {
+		b.floor(gw, op)
+	}
 	gw.Flush()
 }
 
