@@ -1,6 +1,8 @@
 // Command loadbench measures what erpgate costs in front of an ERP. On
-// loopback it starts the simulated S/4HANA, nginx as a plain reverse proxy
-// to it, and erpgate as a separate process, and drives each with
+// loopback it starts the simulated S/4HANA (cmd/erpsim), nginx as a plain
+// reverse proxy to it, the standard library's reverse proxy alone
+// (cmd/loadbench/goproxy, the floor of any Go gateway on net/http) and
+// erpgate, each as a process of its own, and drives each with
 // github.com/tsenart/vegeta/v12 for two operations, get_invoice and
 // run_three_way_match. For the ERP directly and through nginx, a
 // three-way match is the OData reads the gateway makes for it, sent one

@@ -87,6 +87,11 @@ func buildGoProxy(ctx context.Context, dir string) (string, error) {
 	return build(ctx, dir, "github.com/erpgate/erpgate/cmd/loadbench/goproxy", "run loadbench inside the repository")
 }
 
+// buildERPSim builds the simulated ERP (cmd/erpsim) into dir.
+func buildERPSim(ctx context.Context, dir string) (string, error) {
+	return build(ctx, dir, "github.com/erpgate/erpgate/cmd/erpsim", "run loadbench inside the repository")
+}
+
 // build builds the command pkg into dir and returns the binary's path;
 // hint says what to do when that fails.
 func build(ctx context.Context, dir, pkg, hint string) (string, error) {
@@ -107,14 +112,28 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 func startErpgate(bin, erpURL, dir, name string) (*child, error) {
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
 		"-run-limits", "true", "-log-level", "info", "-log-format", "json")
-	// Settings from the caller's environment must not change what is
-	// measured.
+	cmd.Env = environWithout("ERPGATE_")
+	return startListening(name, cmd, dir)
+}
+
+// startERPSim runs the simulated ERP with its golden set and no faults.
+func startERPSim(bin, dir string) (*child, error) {
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	cmd.Env = environWithout("ERPSIM_")
+	return startListening("erpsim", cmd, dir)
+}
+
+// environWithout is the environment less the variables with prefix:
+// settings from the caller's environment must not change what is
+// measured.
+func environWithout(prefix string) []string {
+	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "ERPGATE_") {
-			cmd.Env = append(cmd.Env, kv)
+		if !strings.HasPrefix(kv, prefix) {
+			env = append(env, kv)
 		}
 	}
-	return startListening(name, cmd, dir)
+	return env
 }
 
 // startGoProxy runs the standard library's reverse proxy in front of the

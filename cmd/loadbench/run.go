@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"os"
 	"time"
-
-	"github.com/erpgate/erpgate/erp/sim"
 )
 
 // Names of the targets and operations in the table.
@@ -73,11 +71,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	defer os.RemoveAll(dir)
 
-	erpURL, stopERP, err := sim.New(sim.Options{}).Start("127.0.0.1:0")
+	// The ERP is a process of its own, as it is in production: in this
+	// one, the load generator's garbage collection would pause it too.
+	progress("building erpsim")
+	simBin, err := buildERPSim(ctx, dir)
+	if err != nil {
+		return err
+	}
+	erp, err := startERPSim(simBin, dir)
 	if err != nil {
 		return fmt.Errorf("start the simulated ERP: %w", err)
 	}
-	defer stopERP(context.Background())
+	defer erp.stop()
+	erpURL := erp.url
 
 	readPath, err := erpCalls(ctx, erpURL, readInvoice(invoiceID))
 	if err != nil {
