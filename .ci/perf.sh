@@ -2,7 +2,7 @@
 # Performance harness (not part of CI): what erpgate costs against the ERP
 # called directly and against nginx as a plain reverse proxy, on loopback.
 # Installs nginx when missing, waits for a quiet machine, runs
-# cmd/loadbench (about 3 minutes) and the hot-path Go benchmarks.
+# cmd/loadbench (about 5 minutes) and the hot-path Go benchmarks.
 #
 #   .ci/perf.sh                 full run
 #   .ci/perf.sh -quick          a few seconds, only the shape of the output
