@@ -29,15 +29,11 @@ KUSTOMIZE_VERSION=v5.8.2   # v5.8.3 needs Go 1.27
 KUBECONFORM_VERSION=v0.8.0
 K8S_VERSION=1.30.0         # keep in step with k8s.io/api in deploy/tools/go.mod
 
+# shellcheck source=lib.sh
+source .ci/lib.sh
 tmp=$(mktemp -d)
-gw_pid=""
 cleanup() {
-  if [ -n "$gw_pid" ] && kill -0 "$gw_pid" 2>/dev/null; then
-    kill "$gw_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$gw_pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$gw_pid" 2>/dev/null || true
-    wait "$gw_pid" 2>/dev/null || true
-  fi
+  stop_gateway
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -107,16 +103,8 @@ promtool test rules deploy/prometheus/alerts_test.yaml
 promtool check config deploy/prometheus/prometheus.yml
 
 step "live /metrics of the gateway"
-for v in $(compgen -e | grep '^ERPGATE_' || true); do unset "$v"; done
 addr=127.0.0.1:18280
-"$tmp/bin/erpgate" -addr "$addr" -sim-addr 127.0.0.1:18290 -log-level warn >"$tmp/erpgate.log" 2>&1 &
-gw_pid=$!
-for _ in $(seq 1 100); do
-  curl -fs --max-time 2 "http://$addr/healthz" >/dev/null 2>&1 && break
-  kill -0 "$gw_pid" 2>/dev/null || { cat "$tmp/erpgate.log" >&2; fail "the gateway exited at start"; }
-  sleep 0.1
-done
-curl -fs --max-time 5 "http://$addr/healthz" >/dev/null || { cat "$tmp/erpgate.log" >&2; fail "the gateway did not answer /healthz"; }
+start_gateway "$tmp/bin/erpgate" "$addr" 127.0.0.1:18290 -log-level warn || fail "the gateway did not start"
 # call METHOD PATH WANT_STATUS [BODY [HEADER]]
 call() {
   local args=(-s --max-time 15 -o "$tmp/body" -w '%{http_code}' -X "$1" "http://$addr$2")

@@ -17,13 +17,11 @@ addr=127.0.0.1:18080
 sim_addr=127.0.0.1:18090
 base="http://$addr"
 
+# shellcheck source=lib.sh
+source .ci/lib.sh
 tmp=$(mktemp -d)
-pid=""
 cleanup() {
-  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  fi
+  stop_gateway
   rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -47,20 +45,7 @@ echo "--- mcp: build"
 go build -o "$tmp/erpgate" ./cmd/erpgate
 
 echo "--- mcp: start erpgate on $addr"
-# ERPGATE_* settings from the environment (API keys, limits) would change the
-# outcomes the check expects.
-unset_vars=()
-while IFS='=' read -r name _; do
-  case "$name" in ERPGATE_*) unset_vars+=(-u "$name") ;; esac
-done < <(env)
-env "${unset_vars[@]}" "$tmp/erpgate" -addr "$addr" -sim-addr "$sim_addr" >"$tmp/erpgate.log" 2>&1 &
-pid=$!
-for _ in $(seq 1 150); do
-  if curl -fs -o /dev/null --max-time 1 "$base/healthz"; then break; fi
-  kill -0 "$pid" 2>/dev/null || fail "erpgate exited"
-  sleep 0.2
-done
-curl -fs -o /dev/null --max-time 2 "$base/healthz" || fail "erpgate not healthy"
+start_gateway "$tmp/erpgate" "$addr" "$sim_addr" || fail "erpgate did not start"
 
 echo "--- mcp: conformance of erpgate's /mcp"
 "$tmp/erpgate" conformance -url "$base/mcp" -timeout 60s || fail "erpgate's /mcp lost part of the error contract"
