@@ -33,6 +33,18 @@ type panicky struct{ erp.Client }
 
 func (panicky) Invoice(context.Context, string) (erp.Invoice, error) { panic("nil map in handler") }
 
+// panickyRead answers the invoice and panics on the supplier read the
+// three-way match makes after it, in a goroutine of its own.
+type panickyRead struct{ erp.Client }
+
+func (panickyRead) Invoice(_ context.Context, id string) (erp.Invoice, error) {
+	return erp.Invoice{ID: id, SupplierID: "100042", Currency: "EUR", Status: erp.InvoiceParked}, nil
+}
+
+func (panickyRead) Supplier(context.Context, string) (erp.Supplier, error) {
+	panic("nil map in a read")
+}
+
 // TestEveryCodeThroughHTTP triggers every error code of the catalogue
 // through the HTTP API and fails if one is left out.
 func TestEveryCodeThroughHTTP(t *testing.T) {
@@ -203,6 +215,23 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		check(t, r, 500, "INTERNAL", "stop_and_escalate")
 		if strings.Contains(string(r.body), "nil map") {
 			t.Errorf("panic value leaked: %s", r.body)
+		}
+
+		// A panic in one of the match's concurrent reads is answered the
+		// same way, and the process lives on.
+		srv, err = api.NewServer(api.Options{ERP: panickyRead{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		gw2 := httptest.NewServer(srv)
+		defer gw2.Close()
+		s = &stack{t: t, gw: gw2, client: &http.Client{Transport: newContractTransport(t, gw2.URL, "127.0.0.1:1")}}
+		for range 2 {
+			r = s.do("POST", "/invoices/5105600101/three-way-match", nil)
+			check(t, r, 500, "INTERNAL", "stop_and_escalate")
+			if strings.Contains(string(r.body), "nil map") || strings.Contains(string(r.body), "goroutine") {
+				t.Errorf("panic leaked: %s", r.body)
+			}
 		}
 	})
 

@@ -3,6 +3,9 @@ package erp
 import (
 	"context"
 	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -55,28 +58,28 @@ func (p *Process) ThreeWayMatch(ctx context.Context, invoiceID string) (MatchRes
 		err  error
 	}
 	var (
-		g                         errgroup.Group
+		g                         readGroup
 		supplierErr, duplicateErr error
 		orders                    = map[string]*orderRead{}
 		receipts                  = map[itemKey]*receiptRead{}
 	)
 	g.SetLimit(matchReads)
-	g.Go(func() error { supplierErr = p.checkSupplier(ctx, inv.SupplierID); return nil })
-	g.Go(func() error { duplicateErr = p.checkDuplicate(ctx, inv); return nil })
+	g.Go(func() { supplierErr = p.checkSupplier(ctx, inv.SupplierID) })
+	g.Go(func() { duplicateErr = p.checkDuplicate(ctx, inv) })
 	for _, line := range inv.Lines {
 		if _, ok := orders[line.POID]; !ok {
 			r := &orderRead{}
 			orders[line.POID] = r
-			g.Go(func() error { r.po, r.err = p.client.PurchaseOrder(ctx, line.POID); return nil })
+			g.Go(func() { r.po, r.err = p.client.PurchaseOrder(ctx, line.POID) })
 		}
 		k := itemKey{line.POID, line.POItem}
 		if _, ok := receipts[k]; !ok {
 			r := &receiptRead{}
 			receipts[k] = r
-			g.Go(func() error { r.list, r.err = p.client.GoodsReceipts(ctx, k.po, k.item); return nil })
+			g.Go(func() { r.list, r.err = p.client.GoodsReceipts(ctx, k.po, k.item) })
 		}
 	}
-	_ = g.Wait() // every read records its own error
+	g.Wait()
 
 	if supplierErr != nil {
 		return MatchResult{}, supplierErr
@@ -131,6 +134,43 @@ func (p *Process) GoodsReceipt(ctx context.Context, poID, item string) (POItem, 
 		return POItem{}, nil, &GRMissingError{POID: poID, Item: item}
 	}
 	return it, receipts, nil
+}
+
+// readGroup runs reads that each record their own result, in goroutines
+// of their own. A panic in one (an answer no code foresaw) is carried back
+// and raised again by Wait in the caller's goroutine, where the gateway's
+// recovery answers INTERNAL; left in the read's goroutine it would end the
+// process.
+type readGroup struct {
+	g        errgroup.Group
+	mu       sync.Mutex
+	panicked any
+}
+
+func (r *readGroup) SetLimit(n int) { r.g.SetLimit(n) }
+
+func (r *readGroup) Go(read func()) {
+	r.g.Go(func() error {
+		defer func() {
+			if v := recover(); v != nil {
+				r.mu.Lock()
+				if r.panicked == nil {
+					r.panicked = fmt.Sprintf("%v\n\nin a concurrent ERP read:\n%s", v, debug.Stack())
+				}
+				r.mu.Unlock()
+			}
+		}()
+		read()
+		return nil
+	})
+}
+
+// Wait waits for every read and raises the first panic again.
+func (r *readGroup) Wait() {
+	_ = r.g.Wait()
+	if r.panicked != nil {
+		panic(r.panicked)
+	}
 }
 
 // openItem returns the order's item, or why it cannot be invoiced: it

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,4 +270,26 @@ func wantIs(want error) func(*testing.T, error) {
 			t.Errorf("error %v, want %v", err, want)
 		}
 	}
+}
+
+// panickyERP panics on reading a purchase order.
+type panickyERP struct{ *matchERP }
+
+func (panickyERP) PurchaseOrder(context.Context, string) (erp.PurchaseOrder, error) {
+	panic("unforeseen answer")
+}
+
+// A panic in a concurrent read comes back to the caller's goroutine, where
+// the gateway recovers it; in the read's own goroutine it would end the
+// process (and this test binary).
+func TestThreeWayMatchRaisesAReadsPanicInTheCaller(t *testing.T) {
+	m := newMatchERP(2, true)
+	defer func() {
+		v := recover()
+		if v == nil || !strings.Contains(fmt.Sprint(v), "unforeseen answer") {
+			t.Errorf("recovered %v, want the read's panic", v)
+		}
+	}()
+	_, _ = erp.NewProcess(panickyERP{m}, erp.DefaultTolerance).ThreeWayMatch(context.Background(), m.inv.ID)
+	t.Error("the match returned instead of panicking")
 }
