@@ -51,6 +51,7 @@ type config struct {
 	credentials      []api.Credential
 	logLevel         string
 	logFormat        string
+	debugAddr        string
 }
 
 // setting describes one flag and its environment variable.
@@ -98,6 +99,7 @@ var settings = []setting{
 	{"rate-window", "ERPGATE_RATE_WINDOW", "1m", "window of -rate-limit"},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error"},
 	{"log-format", "ERPGATE_LOG_FORMAT", "json", "json or text"},
+	{"debug-addr", "ERPGATE_DEBUG_ADDR", "", "loopback address serving CPU, heap and goroutine profiles (net/http/pprof) apart from the API, e.g. 127.0.0.1:6060; empty for none"},
 }
 
 // parseConfig reads flags over environment over defaults, and validates
@@ -281,6 +283,10 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	case "debug", "info", "warn", "error":
 	default:
 		bad("log-level", "must be debug, info, warn or error")
+	}
+	c.debugAddr = v("debug-addr")
+	if c.debugAddr != "" && !isLoopback(c.debugAddr) {
+		bad("debug-addr", "must be a loopback address with a port, such as 127.0.0.1:6060")
 	}
 	c.logFormat = v("log-format")
 	if c.logFormat != "json" && c.logFormat != "text" {

@@ -125,7 +125,7 @@ func TestRunInjectsConfiguredFaults(t *testing.T) {
 
 func TestConfigErrors(t *testing.T) {
 	var stderr strings.Builder
-	_, err := parseConfig([]string{"-erp-timeout", "soon", "-run-budget", "0", "-log-level", "loud"},
+	_, err := parseConfig([]string{"-erp-timeout", "soon", "-run-budget", "0", "-log-level", "loud", "-debug-addr", "0.0.0.0:6060"},
 		func(k string) string {
 			return map[string]string{"ERPGATE_ERP_URL": "not a url", "ERPGATE_API_KEYS": "bot:abc:read",
 				"ERPGATE_SIM_FAULTS": "po:colour=red"}[k]
@@ -133,10 +133,60 @@ func TestConfigErrors(t *testing.T) {
 	if err == nil {
 		t.Fatal("bad settings accepted")
 	}
-	for _, want := range []string{"-erp-timeout (ERPGATE_ERP_TIMEOUT)", "-run-budget", "-log-level", "-erp-url", "-api-keys", "-sim-faults"} {
+	for _, want := range []string{"-erp-timeout (ERPGATE_ERP_TIMEOUT)", "-run-budget", "-log-level", "-erp-url", "-api-keys", "-sim-faults", "-debug-addr"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not name %s", err, want)
 		}
+	}
+}
+
+// TestRunServesProfilesApart checks -debug-addr: the profiles answer on
+// their own loopback listener and never on the API's.
+func TestRunServesProfilesApart(t *testing.T) {
+	for addr, ok := range map[string]bool{"127.0.0.1:6060": true, "localhost:0": true, "[::1]:6060": true,
+		"0.0.0.0:6060": false, ":6060": false, "10.0.0.5:6060": false, "127.0.0.1": false} {
+		if isLoopback(addr) != ok {
+			t.Errorf("isLoopback(%q) = %v, want %v", addr, !ok, ok)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	pr, pw := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0"},
+			func(string) string { return "" }, pw, io.Discard)
+		pw.Close()
+	}()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("run: %v", err)
+		}
+	}()
+	lines := bufio.NewReader(pr)
+	first, err1 := lines.ReadString('\n')
+	second, err2 := lines.ReadString('\n')
+	go io.Copy(io.Discard, pr)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("start lines: %v %v", err1, err2)
+	}
+	api := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(first)
+	prof := regexp.MustCompile(`profiles on (http://127\.0\.0\.1:\d+)/debug/pprof/`).FindStringSubmatch(second)
+	if api == nil || prof == nil {
+		t.Fatalf("start lines %q %q do not say where the API and the profiles are", first, second)
+	}
+	if code, body := get(t, prof[1]+"/debug/pprof/"); code != 200 || !strings.Contains(string(body), "goroutine") {
+		t.Errorf("profile index: %d %.100s", code, body)
+	}
+	if code, body := get(t, prof[1]+"/debug/pprof/heap?debug=1"); code != 200 || !strings.Contains(string(body), "heap profile") {
+		t.Errorf("heap profile: %d %.100s", code, body)
+	}
+	if code, _ := get(t, api[1]+"/debug/pprof/"); code != 404 {
+		t.Errorf("the API serves /debug/pprof/: %d, want 404", code)
+	}
+	if code, _ := get(t, prof[1]+"/invoices/5105600101"); code != 404 {
+		t.Errorf("the profiles listener serves the API: %d, want 404", code)
 	}
 }
 

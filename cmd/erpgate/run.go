@@ -141,8 +141,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		scheme = "https"
 		srv.TLSConfig = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
+	var debug *http.Server
+	var debugLn net.Listener
+	if cfg.debugAddr != "" {
+		if debug, debugLn, err = listenDebug(cfg.debugAddr); err != nil {
+			ln.Close()
+			return fmt.Errorf("listen on %s for profiles: %w", cfg.debugAddr, err)
+		}
+		defer debug.Close()
+		go func() { _ = debug.Serve(debugLn) }()
+	}
 	fmt.Fprintf(stdout, "erpgate listening on %s://%s (contract %s/openapi.json; ERP: %s at %s)\n",
 		scheme, hostPort(ln.Addr()), public, erpName, redactURL(erpURL))
+	if debug != nil {
+		fmt.Fprintf(stdout, "erpgate profiles on http://%s/debug/pprof/\n", debugLn.Addr())
+	}
 
 	errc := make(chan error, 1)
 	go func() {
