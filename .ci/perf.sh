@@ -6,6 +6,7 @@
 #
 #   .ci/perf.sh                 full run
 #   .ci/perf.sh -quick          a few seconds, only the shape of the output
+#   .ci/perf.sh -profile cpu.pprof   also a CPU profile of erpgate under load
 #   PERF_MAX_LOAD=1.5 PERF_WAIT_S=600 .ci/perf.sh   quiet-machine threshold and wait
 set -euo pipefail
 cd "$(dirname "$0")/.."

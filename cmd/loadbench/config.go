@@ -21,6 +21,7 @@ type config struct {
 	conns       int           // keep-alive connections for the memory reading
 	nginx       string        // nginx binary; "" looks it up
 	erpgate     string        // erpgate binary; "" builds one
+	profile     string        // file for erpgate's CPU profile; "" for none
 	quick       bool
 }
 
@@ -48,6 +49,7 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.conns, "conns", defaultConns, "keep-alive connections held open for the memory reading (100 with -quick)")
 	fs.StringVar(&cfg.nginx, "nginx", "", "nginx binary (default: nginx on PATH or /usr/sbin/nginx)")
 	fs.StringVar(&cfg.erpgate, "erpgate", "", "erpgate binary (default: built from this repository with go build)")
+	fs.StringVar(&cfg.profile, "profile", "", "write a CPU profile of erpgate under get_invoice at the constant rate to this file (go tool pprof)")
 	fs.BoolVar(&cfg.quick, "quick", false, "run of a few seconds that only shows the shape of the output")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

@@ -23,7 +23,7 @@
 //
 // Usage:
 //
-//	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path]
+//	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
 package main
 
 import (

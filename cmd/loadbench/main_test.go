@@ -49,12 +49,23 @@ const (
 // TestQuickRun runs the bench briefly with whatever nginx the machine has
 // and checks the shape of what it prints, never the figures.
 func TestQuickRun(t *testing.T) {
-	out := runBench(t, "-quick", "-erpgate", erpgateBin)
+	profile := filepath.Join(t.TempDir(), "erpgate-cpu.pprof")
+	out := runBench(t, "-quick", "-erpgate", erpgateBin, "-profile", profile)
 	withNginx := !strings.Contains(out, "running without the nginx column")
 	if !withNginx {
 		t.Log("nginx is not available here: checked the output without its column")
 	}
 	checkOutput(t, out, withNginx)
+
+	// -profile: a CPU profile of erpgate (gzipped protobuf) and a line
+	// saying where it is.
+	b, err := os.ReadFile(profile)
+	if err != nil || len(b) < 100 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("profile %s: %d bytes, %v; want a gzipped pprof profile", profile, len(b), err)
+	}
+	if !strings.Contains(out, "profile: erpgate CPU in "+profile) {
+		t.Error("output does not say where the profile is")
+	}
 }
 
 // TestRunWithoutNginx checks that a missing nginx leaves its column out

@@ -20,10 +20,11 @@ import (
 
 // child is a server the bench started as a process of its own.
 type child struct {
-	name string
-	cmd  *exec.Cmd
-	url  string
-	done chan struct{} // closed when the process has exited
+	name     string
+	cmd      *exec.Cmd
+	url      string
+	profiles chan string   // erpgate's profiles URL, once it prints one
+	done     chan struct{} // closed when the process has exited
 }
 
 func (c *child) pid() int { return c.cmd.Process.Pid }
@@ -52,7 +53,7 @@ func startChild(name string, cmd *exec.Cmd, logFile string) (*child, error) {
 	cmd.Stderr = log
 	// Children must not outlive an interrupted bench.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	c := &child{name: name, cmd: cmd, done: make(chan struct{})}
+	c := &child{name: name, cmd: cmd, profiles: make(chan string, 1), done: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", name, err)
@@ -104,14 +105,22 @@ func build(ctx context.Context, dir, pkg, hint string) (string, error) {
 	return bin, nil
 }
 
-var listening = regexp.MustCompile(`listening on (http://\S+)`)
+var (
+	listening = regexp.MustCompile(`listening on (http://\S+)`)
+	profiles  = regexp.MustCompile(`profiles on (http://\S+)/debug/pprof/`)
+)
 
 // startErpgate runs the gateway in front of the ERP at erpURL, with its
 // production defaults except the per-client rate limit, which would
-// refuse a benchmark's load: JSON access log at info, run limits on.
-func startErpgate(bin, erpURL, dir, name string) (*child, error) {
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
-		"-run-limits", "true", "-log-level", "info", "-log-format", "json")
+// refuse a benchmark's load: JSON access log at info, run limits on. With
+// profiling, it serves its profiles on a loopback port of its own.
+func startErpgate(bin, erpURL, dir, name string, profiling bool) (*child, error) {
+	args := []string{"-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
+		"-run-limits", "true", "-log-level", "info", "-log-format", "json"}
+	if profiling {
+		args = append(args, "-debug-addr", "127.0.0.1:0")
+	}
+	cmd := exec.Command(bin, args...)
 	cmd.Env = environWithout("ERPGATE_")
 	return startListening(name, cmd, dir)
 }
@@ -161,6 +170,12 @@ func startListening(name string, cmd *exec.Cmd, dir string) (*child, error) {
 			if m := listening.FindStringSubmatch(sc.Text()); m != nil {
 				select {
 				case urlc <- m[1]:
+				default:
+				}
+			}
+			if m := profiles.FindStringSubmatch(sc.Text()); m != nil {
+				select {
+				case c.profiles <- m[1]:
 				default:
 				}
 			}

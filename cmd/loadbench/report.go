@@ -110,6 +110,9 @@ func (b *bench) report(w io.Writer) {
 		fmt.Fprintf(w, "; nginx master and workers %s, %s with %d", mib(b.memNginx.idle), mib(b.memNginx.loaded), b.memNginx.conns)
 	}
 	fmt.Fprintln(w)
+	if b.profile != "" {
+		fmt.Fprintf(w, "profile: erpgate CPU in %s\n", b.profile)
+	}
 	fmt.Fprintln(w)
 
 	gw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)

@@ -53,7 +53,8 @@ type bench struct {
 	memGW     memoryReading
 	memNginx  *memoryReading
 	loadEnd   string
-	reads     int // the ERP reads of one three-way match
+	reads     int    // the ERP reads of one three-way match
+	profile   string // what -profile wrote; "" without it
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -106,7 +107,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	gw, err := startErpgate(bin, erpURL, dir, "erpgate")
+	gw, err := startErpgate(bin, erpURL, dir, "erpgate", cfg.profile != "")
 	if err != nil {
 		return err
 	}
@@ -260,6 +261,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		b.procAlloc = allocs / counted
 	}
 
+	if cfg.profile != "" {
+		r := b.row(opGetInvoice, gateway)
+		d := profileTime
+		if cfg.quick {
+			d = time.Second
+		}
+		progress("CPU profile of erpgate: get_invoice at %.0f/s for %s", r.rate, d)
+		if err := profileCPU(ctx, gw, loaders[r], r.rate, d, cfg.profile); err != nil {
+			return fmt.Errorf("profile erpgate: %w", err)
+		}
+		b.profile = fmt.Sprintf("%s, %s of get_invoice at %.0f/s (go tool pprof -top %s)", cfg.profile, d, r.rate, cfg.profile)
+	}
+
 	progress("allocations per read, in process")
 	if b.allocs, err = measureAllocs(ctx, erpURL, readPath[0]); err != nil {
 		return err
@@ -267,7 +281,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	progress("memory with %d keep-alive connections", cfg.conns)
 	gw.stop()
-	fresh, err := startErpgate(bin, erpURL, dir, "erpgate-memory")
+	fresh, err := startErpgate(bin, erpURL, dir, "erpgate-memory", false)
 	if err != nil {
 		return err
 	}
