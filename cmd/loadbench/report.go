@@ -66,7 +66,7 @@ func (b *bench) report(w io.Writer) {
 	}
 	fmt.Fprintf(w, "go-proxy: net/http/httputil.ReverseProxy alone (cmd/loadbench/goproxy), separate process, 128 idle upstream connections: the floor of a Go gateway on net/http\n")
 	fmt.Fprintf(w, "erpgate: separate process (own scheduler and GC, as nginx has its own workers), production defaults but -rate-limit 0; run limits on, no run id sent; JSON access log at info\n")
-	fmt.Fprintf(w, "direct and nginx: %s is the %d OData reads the gateway makes for it, sent one after the other by the client (erpgate makes those after the invoice at once)\n", opMatch, b.reads)
+	fmt.Fprintf(w, "direct, nginx and go-proxy: %s is the %d OData reads the gateway makes for it, sent one after the other by the client (erpgate makes those after the invoice at once)\n", opMatch, b.reads)
 	fmt.Fprintf(w, "saturation: closed loop of %d, %s per target in %d rounds over all targets (first 10%% of each a warm-up), cpu/req = the proxy's CPU time per answer; "+
 		"latency: constant rate %.0f%% of the slowest target's saturation, %s per target in %d rounds\n\n",
 		cfg.concurrency, cfg.sat, b.rounds(satRounds), cfg.share*100, cfg.fixed, b.rounds(fixedRounds))
