@@ -35,6 +35,7 @@ type matchERP struct {
 	maxIn    int
 	calls    map[string]int
 	release  chan struct{}
+	released bool
 }
 
 func newMatchERP(lines int, grBased bool) *matchERP {
@@ -65,7 +66,8 @@ func (m *matchERP) read(ctx context.Context, name string) error {
 	m.calls[name]++
 	m.inFlight++
 	m.maxIn = max(m.maxIn, m.inFlight)
-	if m.together > 0 && m.inFlight == m.together {
+	if m.together > 0 && m.inFlight >= m.together && !m.released {
+		m.released = true
 		close(m.release)
 	}
 	m.mu.Unlock()
@@ -156,8 +158,10 @@ func TestThreeWayMatchReadsAtOnce(t *testing.T) {
 }
 
 func TestThreeWayMatchBoundsReadsInFlight(t *testing.T) {
+	// Every read waits 200 ms unless a ninth joins: the limit lets eight
+	// in at once, and no ninth.
 	m := newMatchERP(20, true)
-	m.together, m.hold = 1000, 20*time.Millisecond // never reached: every read waits 20 ms
+	m.together, m.hold = 9, 200*time.Millisecond
 	if _, err := m.match(t); err != nil {
 		t.Fatal(err)
 	}
