@@ -25,10 +25,22 @@ import (
 // startGateway runs the gateway on free ports and returns its base URL.
 func startGateway(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
+	args = append([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-format", "text"}, args...)
+	line := runGateway(t, env, 1, args...)[0]
+	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
+	if m == nil {
+		t.Fatalf("start line %q does not say where it listens", line)
+	}
+	return m[1]
+}
+
+// runGateway runs the gateway with args until the test ends and returns
+// the first n lines it prints.
+func runGateway(t *testing.T, env map[string]string, n int, args ...string) []string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
-	args = append([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-format", "text"}, args...)
 	go func() {
 		done <- run(ctx, args, func(k string) string { return env[k] }, pw, io.Discard)
 		pw.Close()
@@ -44,16 +56,17 @@ func startGateway(t *testing.T, env map[string]string, args ...string) string {
 			t.Error("the gateway did not shut down")
 		}
 	})
-	line, err := bufio.NewReader(pr).ReadString('\n')
-	if err != nil {
-		t.Fatalf("no start line: %v", err)
+	out := bufio.NewReader(pr)
+	lines := make([]string, n)
+	for i := range lines {
+		line, err := out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("start line %d: %v", i+1, err)
+		}
+		lines[i] = line
 	}
-	go io.Copy(io.Discard, pr)
-	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
-	if m == nil {
-		t.Fatalf("start line %q does not say where it listens", line)
-	}
-	return m[1]
+	go io.Copy(io.Discard, out)
+	return lines
 }
 
 func get(t *testing.T, url string) (int, []byte) {
@@ -150,27 +163,8 @@ func TestRunServesProfilesApart(t *testing.T) {
 		}
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0"},
-			func(string) string { return "" }, pw, io.Discard)
-		pw.Close()
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
-	lines := bufio.NewReader(pr)
-	first, err1 := lines.ReadString('\n')
-	second, err2 := lines.ReadString('\n')
-	go io.Copy(io.Discard, pr)
-	if err1 != nil || err2 != nil {
-		t.Fatalf("start lines: %v %v", err1, err2)
-	}
+	lines := runGateway(t, nil, 2, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0")
+	first, second := lines[0], lines[1]
 	api := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(first)
 	prof := regexp.MustCompile(`profiles on (http://127\.0\.0\.1:\d+)/debug/pprof/`).FindStringSubmatch(second)
 	if api == nil || prof == nil {
@@ -257,22 +251,7 @@ func TestConfigFile(t *testing.T) {
 func TestRunServesTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeSelfSigned(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	pr, pw := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile},
-			func(string) string { return "" }, pw, io.Discard)
-		pw.Close()
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("run: %v", err)
-		}
-	}()
-	line, _ := bufio.NewReader(pr).ReadString('\n')
-	go io.Copy(io.Discard, pr)
+	line := runGateway(t, nil, 1, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile)[0]
 	m := regexp.MustCompile(`listening on (https://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("start line %q", line)
