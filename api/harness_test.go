@@ -320,12 +320,10 @@ func (c *contractTransport) RoundTrip(req *http.Request) (*http.Response, error)
 	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body, err := bufferBody(resp)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
 	where := req.Method + " " + req.URL.Path
 
 	if resp.Header.Get("X-Request-Id") == "" {
@@ -370,3 +368,12 @@ func checkFiveFields(t *testing.T, where string, resp *http.Response, body []byt
 }
 
 func pathEscape(s string) string { return url.PathEscape(s) }
+
+// bufferBody reads a response's body and puts it back, readable again, so
+// that a check can look at it before the caller does.
+func bufferBody(resp *http.Response) ([]byte, error) {
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	resp.Body = io.NopCloser(bytes.NewReader(body))
+	return body, err
+}

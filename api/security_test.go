@@ -82,12 +82,10 @@ func (s *secretScan) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return nil, err
 	}
-	body, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body, err := bufferBody(resp)
 	if err != nil {
 		return nil, err
 	}
-	resp.Body = io.NopCloser(bytes.NewReader(body))
 	s.seen.Add(1)
 	secrets := s.secrets
 	if len(auth) >= 8 {
@@ -500,9 +498,7 @@ func TestOversizeHeaders(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s of %d bytes: %v", name, len(value), err)
 		}
-		body, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		resp.Body = io.NopCloser(bytes.NewReader(body))
+		body, _ := bufferBody(resp)
 		for _, leak := range []string{secWriterKey, value[:64], "goroutine"} {
 			if bytes.Contains(body, []byte(leak)) {
 				t.Errorf("%s of %d bytes: response carries %.20q", name, len(value), leak)
