@@ -103,11 +103,11 @@ promtool test rules deploy/prometheus/alerts_test.yaml
 promtool check config deploy/prometheus/prometheus.yml
 
 step "live /metrics of the gateway"
-addr=127.0.0.1:18280
-start_gateway "$tmp/bin/erpgate" "$addr" 127.0.0.1:18290 -log-level warn || fail "the gateway did not start"
+start_gateway "$tmp/bin/erpgate" -log-level warn || fail "the gateway did not start"
+echo "erpgate at $gw_url, simulated ERP at $sim_url"
 # call METHOD PATH WANT_STATUS [BODY [HEADER]]
 call() {
-  local args=(-s --max-time 15 -o "$tmp/body" -w '%{http_code}' -X "$1" "http://$addr$2")
+  local args=(-s --max-time 15 -o "$tmp/body" -w '%{http_code}' -X "$1" "$gw_url$2")
   [ -n "${4:-}" ] && args+=(-H 'Content-Type: application/json' -d "$4")
   [ -n "${5:-}" ] && args+=(-H "$5")
   local got
@@ -122,13 +122,16 @@ call POST /invoices/5105600105/three-way-match 409
 call POST /invoices/5105600101/approvals 200 '{"proposed_action":"post_as_invoiced","justification":"Three-way match MATCHED on all lines."}'
 call POST /invoices/5105600101/post 200 '{"approval_id":"A0000001"}'
 call GET '/suppliers?name=acme' 200
-call POST /invoices/5105600105/hold 200 '{"reason":"No goods receipt yet for PO 4500018822 item 20","recheck_at":"2026-12-01T09:00:00Z"}'
+# recheck_at must lie in the future (and within a year): a day from now.
+recheck_at=$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)
+call POST /invoices/5105600105/hold 200 '{"reason":"No goods receipt yet for PO 4500018822 item 20","recheck_at":"'"$recheck_at"'"}'
+grep -qF "\"recheck_at\":\"$recheck_at\"" "$tmp/body" || { cat "$tmp/body" >&2; echo >&2; fail "the hold does not echo recheck_at $recheck_at"; }
 ho='{"invoice_id":"5105600104","code":"SUPPLIER_NOT_FOUND","summary":"Invoicing party 100999 is not in the supplier master."}'
 call POST /handovers 200 "$ho" 'Idempotency-Key: deploy-ci-1'
 call POST /handovers 200 "$ho" 'Idempotency-Key: deploy-ci-1'
 call POST /invoices/5105600103/three-way-match 404 '' 'X-Run-Id: deploy-ci-run'
 call POST /invoices/5105600103/three-way-match 409 '' 'X-Run-Id: deploy-ci-run'
-curl -fs --max-time 15 "http://$addr/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
+curl -fs --max-time 15 "$gw_url/metrics" >"$tmp/metrics.txt" || fail "GET /metrics failed"
 lint=$(promtool check metrics <"$tmp/metrics.txt" 2>&1) || true
 if [ -n "$lint" ]; then
   echo "$lint" >&2

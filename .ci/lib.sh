@@ -2,38 +2,76 @@
 # sets $tmp, a directory it removes on exit, and calls stop_gateway then.
 
 gw_pid=""
+gw_url=""    # the gateway's base URL, http://127.0.0.1:PORT
+gw_addr=""   # its host:port, 127.0.0.1:PORT
+gw_public="" # the base URL the served contract names (-public-url, or http://localhost:PORT)
+sim_url=""   # the embedded simulated ERP's base URL, http://127.0.0.1:SIMPORT
 
-# start_gateway BIN ADDR SIM_ADDR [FLAG...] starts the gateway with its
-# embedded simulated ERP and waits until /healthz answers. ERPGATE_*
-# settings of the environment are left out: API keys or limits would change
-# the outcomes the checks expect. The log goes to $tmp/erpgate.log.
+# The line the gateway prints on stdout once it listens, with the ports it
+# got in place of PORT and SIMPORT:
+#   erpgate listening on http://127.0.0.1:PORT (contract http://localhost:PORT/openapi.json; ERP: simulated S/4HANA at http://127.0.0.1:SIMPORT)
+gw_start_line='^erpgate listening on (https?://([^ ]+)) \(contract ([^ ]+)/openapi\.json; ERP: (.+) at ([^ ]+)\)$'
+
+# start_gateway BIN [FLAG...] starts the gateway with its embedded simulated
+# ERP, both on a free port of 127.0.0.1 (port 0), reads the addresses they
+# got from the gateway's start line, sets gw_url, gw_addr, gw_public and
+# sim_url, and waits until /healthz answers. ERPGATE_* settings of the
+# environment are left out: API keys or limits would change the outcomes the
+# checks expect. The gateway's stdout goes to $tmp/erpgate.out, its stderr
+# (the log) to $tmp/erpgate.log.
 start_gateway() {
-  local bin=$1 addr=$2 sim_addr=$3
-  shift 3
-  if curl -s -o /dev/null --max-time 1 "http://$addr/healthz"; then
-    echo "something already answers on $addr" >&2
-    return 1
-  fi
+  local bin=$1
+  shift
+  gw_url="" gw_addr="" gw_public="" sim_url=""
   local unset_vars=() name
   while IFS='=' read -r name _; do
     case "$name" in ERPGATE_*) unset_vars+=(-u "$name") ;; esac
   done < <(env)
-  env "${unset_vars[@]}" "$bin" -addr "$addr" -sim-addr "$sim_addr" "$@" >"$tmp/erpgate.log" 2>&1 &
+  env "${unset_vars[@]}" "$bin" -addr 127.0.0.1:0 -sim-addr 127.0.0.1:0 "$@" \
+    >"$tmp/erpgate.out" 2>"$tmp/erpgate.log" &
   gw_pid=$!
+  local line="" _
   for _ in $(seq 1 150); do
-    if curl -fs -o /dev/null --max-time 1 "http://$addr/healthz"; then
-      return 0
-    fi
+    line=$(grep -m1 '^erpgate listening on ' "$tmp/erpgate.out" || true)
+    [[ $line =~ $gw_start_line ]] && break
+    line=""
     if ! kill -0 "$gw_pid" 2>/dev/null; then
-      echo "erpgate exited:" >&2
-      cat "$tmp/erpgate.log" >&2
+      gateway_exited
       return 1
     fi
     sleep 0.2
   done
-  echo "erpgate did not answer /healthz on $addr" >&2
+  if [ -z "$line" ]; then
+    echo "erpgate printed no start line in 30s; its stdout:" >&2
+    cat "$tmp/erpgate.out" >&2
+    tail -50 "$tmp/erpgate.log" >&2
+    return 1
+  fi
+  gw_url=${BASH_REMATCH[1]}
+  gw_addr=${BASH_REMATCH[2]}
+  gw_public=${BASH_REMATCH[3]}
+  case "${BASH_REMATCH[4]}" in
+    simulated*) sim_url=${BASH_REMATCH[5]} ;;
+  esac
+  for _ in $(seq 1 150); do
+    if curl -fs -o /dev/null --max-time 1 "$gw_url/healthz"; then
+      return 0
+    fi
+    if ! kill -0 "$gw_pid" 2>/dev/null; then
+      gateway_exited
+      return 1
+    fi
+    sleep 0.2
+  done
+  echo "erpgate did not answer /healthz at $gw_url" >&2
   tail -50 "$tmp/erpgate.log" >&2
   return 1
+}
+
+# gateway_exited reports a gateway that ended before it was ready.
+gateway_exited() {
+  echo "erpgate exited:" >&2
+  cat "$tmp/erpgate.out" "$tmp/erpgate.log" >&2
 }
 
 # stop_gateway stops the gateway start_gateway started, if it still runs.

@@ -13,9 +13,6 @@ cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
 BRIDGE=@ivotoby/openapi-mcp-server@1.16.1
-addr=127.0.0.1:18080
-sim_addr=127.0.0.1:18090
-base="http://$addr"
 
 # shellcheck source=lib.sh
 source .ci/lib.sh
@@ -35,17 +32,13 @@ fail() {
   exit 1
 }
 
-for a in "$addr" "$sim_addr"; do
-  if curl -s -o /dev/null --max-time 1 "http://$a/"; then
-    fail "something already answers on $a"
-  fi
-done
-
 echo "--- mcp: build"
 go build -o "$tmp/erpgate" ./cmd/erpgate
 
-echo "--- mcp: start erpgate on $addr"
-start_gateway "$tmp/erpgate" "$addr" "$sim_addr" || fail "erpgate did not start"
+echo "--- mcp: start erpgate"
+start_gateway "$tmp/erpgate" || fail "erpgate did not start"
+base=$gw_url
+echo "erpgate at $base, simulated ERP at $sim_url"
 
 echo "--- mcp: conformance of erpgate's /mcp"
 "$tmp/erpgate" conformance -url "$base/mcp" -timeout 60s || fail "erpgate's /mcp lost part of the error contract"

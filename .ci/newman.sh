@@ -6,8 +6,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
 
-addr=127.0.0.1:18180
-sim_addr=127.0.0.1:18190
 tmp=$(mktemp -d)
 . .ci/lib.sh
 trap 'stop_gateway; rm -rf "$tmp"' EXIT
@@ -15,12 +13,13 @@ trap 'stop_gateway; rm -rf "$tmp"' EXIT
 echo "--- build"
 go build -o "$tmp/erpgate" ./cmd/erpgate
 
-echo "--- start erpgate on $addr"
-start_gateway "$tmp/erpgate" "$addr" "$sim_addr"
+echo "--- start erpgate"
+start_gateway "$tmp/erpgate"
+echo "erpgate at $gw_url, simulated ERP at $sim_url"
 
 echo "--- newman"
 if ! npx -y newman@6.2.2 run openapi/postman/erpgate.postman_collection.json \
-  --env-var "baseUrl=http://$addr" --timeout-request 10000 --timeout 120000 \
+  --env-var "baseUrl=$gw_url" --timeout-request 10000 --timeout 120000 \
   --color off --disable-unicode; then
   echo "--- erpgate log (last 50 lines)" >&2
   tail -50 "$tmp/erpgate.log" >&2

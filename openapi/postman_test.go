@@ -34,6 +34,10 @@ type postmanItem struct {
 			Key      string `json:"key"`
 			Disabled bool   `json:"disabled"`
 		} `json:"header"`
+		Body *struct {
+			Mode string `json:"mode"`
+			Raw  string `json:"raw"`
+		} `json:"body"`
 	} `json:"request"`
 }
 
@@ -41,6 +45,11 @@ var (
 	assertedStatus = regexp.MustCompile(`pm\.response\.to\.have\.status\((\d+)\)`)
 	assertedCode   = regexp.MustCompile(`pm\.expect\(body\.code\)\.to\.eql\('([A-Z_]+)'\)`)
 	pathVariable   = regexp.MustCompile(`^:(.+)$`)
+	// literalDate matches an RFC 3339 full-date, alone or as the start of a
+	// date-time such as 2026-12-01T09:00:00Z.
+	literalDate  = regexp.MustCompile(`\b\d{4}-\d{2}-\d{2}([Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})?)?`)
+	usedVariable = regexp.MustCompile(`\{\{([^{}$][^{}]*)\}\}`)
+	setVariable  = regexp.MustCompile(`pm\.(?:collectionVariables|environment|variables|globals)\.set\('([^']+)'`)
 )
 
 // TestPostmanCollection checks the committed collection against the
@@ -68,6 +77,25 @@ func TestPostmanCollection(t *testing.T) {
 	if baseURL != "http://localhost:8080" {
 		t.Errorf("baseUrl = %q, want http://localhost:8080", baseURL)
 	}
+
+	// The variables a request body may name: those of the collection and
+	// those a script sets.
+	known := map[string]bool{}
+	for _, v := range collection.Variable {
+		known[v.Key] = true
+	}
+	var collectSet func(it postmanItem)
+	collectSet = func(it postmanItem) {
+		for _, e := range it.Event {
+			for _, m := range setVariable.FindAllStringSubmatch(strings.Join(e.Script.Exec, "\n"), -1) {
+				known[m[1]] = true
+			}
+		}
+		for _, sub := range it.Item {
+			collectSet(sub)
+		}
+	}
+	collectSet(collection.postmanItem)
 
 	doc := load(t)
 	ops := map[string]*openapi3.Operation{}
@@ -106,6 +134,20 @@ func TestPostmanCollection(t *testing.T) {
 					t.Errorf("%s: sends header %s, which %s does not declare", at, h.Key, op.OperationID)
 				}
 			}
+			if body := it.Request.Body; body != nil {
+				// A date in a body is computed when the request runs (a
+				// pre-request script sets a variable): a fixed one falls
+				// into the past, and the gateway refuses a recheck_at that
+				// is not in the future.
+				for _, d := range literalDate.FindAllString(body.Raw, -1) {
+					t.Errorf("%s: the request body hard-codes the date %s; set a variable in a pre-request script instead", at, d)
+				}
+				for _, m := range usedVariable.FindAllStringSubmatch(body.Raw, -1) {
+					if !known[m[1]] {
+						t.Errorf("%s: the request body uses {{%s}}, which neither the collection nor a script sets", at, m[1])
+					}
+				}
+			}
 			checkWalkStep(t, at, op, it, codes)
 		}
 	}
@@ -124,6 +166,24 @@ func TestPostmanCollection(t *testing.T) {
 	} {
 		if !codes[code] {
 			t.Errorf("the walk does not reach %s", code)
+		}
+	}
+}
+
+// TestLiteralDate checks the pattern TestPostmanCollection finds
+// hard-coded dates in request bodies with.
+func TestLiteralDate(t *testing.T) {
+	for s, want := range map[string]bool{
+		`"recheck_at": "2026-12-01T09:00:00Z"`:        true,
+		`"recheck_at": "2026-12-01t09:00:00.5+01:00"`: true,
+		`"recheck_at": "2026-12-01 09:00:00-05:00"`:   true,
+		`"posting_date": "2026-12-01"`:                true,
+		`"recheck_at": "{{recheck_at}}"`:              false,
+		`"po_id": "4500018822", "item": "20"`:         false,
+		`"supplier_ref": "INV-88120"`:                 false,
+	} {
+		if got := literalDate.MatchString(s); got != want {
+			t.Errorf("literalDate.MatchString(%s) = %v, want %v", s, got, want)
 		}
 	}
 }

@@ -42,6 +42,12 @@ if (pm.response.code >= 400) {
 
 const matchedJustification = 'Three-way match MATCHED on all lines.';
 
+// Sets recheck_at to a day from now, truncated to whole seconds, as an
+// RFC 3339 date-time in UTC (YYYY-MM-DDTHH:MM:SSZ). A request body holds no
+// date of its own: a fixed one would fall into the past.
+const recheckAtScript = `const recheckAt = new Date(Math.floor(Date.now() / 1000) * 1000 + 24 * 3600 * 1000);
+pm.collectionVariables.set('recheck_at', recheckAt.toISOString().slice(0, 19) + 'Z');`;
+
 // The walk. Each step calls one operation (op) with path values, query,
 // headers and body, and expects either an error (the five fields) or a
 // success (status 200 and fields). Strings in expectations may hold
@@ -227,10 +233,13 @@ const walk = [
         error: [404, 'SUPPLIER_NOT_FOUND', 'fix_input_and_retry', false, { supplier_id: '100999', reason: 'not_in_master', queue: 'master_data' }],
       },
       {
-        name: 'hold_invoice 5105600105: held',
+        name: 'hold_invoice 5105600105: held, re-checked a day from now',
+        // recheck_at must lie in the future; the step sets it before it runs.
+        prerequest: recheckAtScript,
         op: 'hold_invoice', path: { invoice_id: '5105600105' },
-        body: { reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '2026-12-01T09:00:00Z' },
-        ok: { invoice_id: '5105600105', status: 'held', reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '2026-12-01T09:00:00Z' },
+        body: { reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '{{recheck_at}}' },
+        ok: { invoice_id: '5105600105', status: 'held', reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '{{recheck_at}}' },
+        check: "pm.expect(body.recheck_at).to.eql(pm.collectionVariables.get('recheck_at'));",
       },
       {
         name: 'hand_over 5105600106 PO_CLOSED: queued for procurement',
