@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"strconv"
@@ -52,6 +53,10 @@ type config struct {
 	logLevel         string
 	logFormat        string
 	debugAddr        string
+
+	// now is the clock of the gateway and its simulated ERP; nil means
+	// time.Now. No flag sets it: tests shift it to run on another date.
+	now func() time.Time
 }
 
 // setting describes one flag and its environment variable.
@@ -103,36 +108,20 @@ var settings = []setting{
 }
 
 // parseConfig reads flags over environment over defaults, and validates
-// every setting, naming each one that is wrong.
+// every setting, naming each one that is wrong. A mistake of syntax (an
+// unknown flag, a flag without its value) comes back as one *usageError;
+// -h prints the usage to stderr and returns flag.ErrHelp.
 func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	fs := flag.NewFlagSet("erpgate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: erpgate [flags]\n\nEvery flag can also be set by the environment variable shown.\n\n")
-		fs.VisitAll(func(f *flag.Flag) {
-			fmt.Fprintf(stderr, "  -%s (env %s, default %q)\n    \t%s\n", f.Name, envOf(f.Name), f.DefValue, f.Usage)
-		})
-	}
 	file, err := loadConfigFile(configPath(args, getenv))
 	if err != nil {
 		return config{}, err
 	}
-	values := map[string]*string{}
-	for _, s := range settings {
-		def := s.def
-		if v, ok := file[s.env]; ok {
-			def = v
-		}
-		if v := getenv(s.env); v != "" {
-			def = v
-		}
-		values[s.name] = fs.String(s.name, def, s.usage)
-	}
-	if err := fs.Parse(args); err != nil {
+	fs, values := gatewayFlags(file, getenv, stderr)
+	if err := parseFlags(fs, args, "erpgate -h"); err != nil {
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
-		return config{}, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return config{}, &usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0)), "run erpgate -h for usage"}
 	}
 	v := func(name string) string { return strings.TrimSpace(*values[name]) }
 
@@ -141,8 +130,8 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 	bad := func(name, why string) { errs = append(errs, fmt.Errorf("-%s (%s): %s", name, envOf(name), why)) }
 
 	c.addr = v("addr")
-	if c.addr == "" {
-		bad("addr", "must not be empty")
+	if !validAddr(c.addr) {
+		bad("addr", "must be host:port with a port from 0 to 65535, such as :8080 or 127.0.0.1:0")
 	}
 	c.tlsCert, c.tlsKey = v("tls-cert"), v("tls-key")
 	if (c.tlsCert == "") != (c.tlsKey == "") {
@@ -213,6 +202,9 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		c.retry.Budget.Deposit = ratio
 	}
 	c.simAddr = v("sim-addr")
+	if !validAddr(c.simAddr) {
+		bad("sim-addr", "must be host:port with a port from 0 to 65535, such as 127.0.0.1:8090 or 127.0.0.1:0")
+	}
 	if c.simFaults, err = sim.ParseFaults(v("sim-faults")); err != nil {
 		bad("sim-faults", err.Error())
 	}
@@ -285,14 +277,53 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		bad("log-level", "must be debug, info, warn or error")
 	}
 	c.debugAddr = v("debug-addr")
-	if c.debugAddr != "" && !isLoopback(c.debugAddr) {
-		bad("debug-addr", "must be a loopback address with a port, such as 127.0.0.1:6060")
+	if c.debugAddr != "" && (!validAddr(c.debugAddr) || !isLoopback(c.debugAddr)) {
+		bad("debug-addr", "must be a loopback address with a port from 0 to 65535, such as 127.0.0.1:6060")
 	}
 	c.logFormat = v("log-format")
 	if c.logFormat != "json" && c.logFormat != "text" {
 		bad("log-format", "must be json or text")
 	}
 	return c, errors.Join(errs...)
+}
+
+// gatewayFlags defines a flag for every setting, its default taken from
+// the environment, else from the configuration file, else the setting's
+// own. fs.Usage prints the synopsis and the flags to usageOut.
+func gatewayFlags(file map[string]string, getenv func(string) string, usageOut io.Writer) (*flag.FlagSet, map[string]*string) {
+	fs := flag.NewFlagSet("erpgate", flag.ContinueOnError)
+	fs.SetOutput(usageOut)
+	fs.Usage = func() {
+		fmt.Fprint(usageOut, synopsis)
+		fs.VisitAll(func(f *flag.Flag) {
+			if env := envOf(f.Name); env != "" {
+				fmt.Fprintf(usageOut, "  -%s (env %s, default %q)\n    \t%s\n", f.Name, env, f.DefValue, f.Usage)
+			}
+		})
+	}
+	values := map[string]*string{}
+	for _, s := range settings {
+		def := s.def
+		if v, ok := file[s.env]; ok {
+			def = v
+		}
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		values[s.name] = fs.String(s.name, def, s.usage)
+	}
+	return fs, values
+}
+
+// validAddr reports whether addr is host:port with a numeric port from 0
+// to 65535; the host may be empty, for every interface.
+func validAddr(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	_, err = strconv.ParseUint(port, 10, 16)
+	return err == nil
 }
 
 func envOf(name string) string {

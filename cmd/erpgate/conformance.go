@@ -43,7 +43,7 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "Calls the golden named outcomes through an MCP server and reports which error fields arrive intact.")
 		fs.PrintDefaults()
 	}
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "erpgate conformance -h"); err != nil {
 		return err
 	}
 	if (*endpoint == "") == (*command == "") || fs.NArg() > 0 {

@@ -126,7 +126,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 	fs := flag.NewFlagSet("erpgate eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the rows as JSON instead of a table")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args, "erpgate eval -h"); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

@@ -17,11 +17,13 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr)
-	if errors.Is(err, flag.ErrHelp) {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
 		return
 	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "erpgate:", err)
-		os.Exit(1)
+	fmt.Fprintln(os.Stderr, "erpgate:", err)
+	// A mistake on the command line exits with 2, as the flag package's do.
+	if _, ok := errors.AsType[*usageError](err); ok {
+		os.Exit(2)
 	}
+	os.Exit(1)
 }

@@ -30,22 +30,24 @@ import (
 // "erpgate eval" plays the reference agent over the golden set instead, and
 // "erpgate conformance" checks an MCP connector of the gateway.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "eval" {
-		return runEval(ctx, args[1:], getenv, stdout, stderr)
-	}
-	if len(args) > 0 && args[0] == "conformance" {
-		return runConformance(ctx, args[1:], stdout, stderr)
+	if handled, err := dispatch(ctx, args, getenv, stdout, stderr); handled {
+		return err
 	}
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
 		return err
 	}
+	return serve(ctx, cfg, stdout, stderr)
+}
+
+// serve runs the gateway cfg describes until ctx ends.
+func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	logger := newLogger(cfg, stderr)
 
 	erpURL, erpName := cfg.erpURL, "S/4HANA"
 	if erpURL == "" {
 		simulator := sim.New(sim.Options{AutoApproveLimit: cfg.autoApproveLimit, Faults: cfg.simFaults, Seed: cfg.simSeed,
-			Logger: logger.With("component", "sim")})
+			Now: cfg.now, Logger: logger.With("component", "sim")})
 		url, shutdown, err := simulator.Start(cfg.simAddr)
 		if err != nil {
 			return fmt.Errorf("start the simulated ERP on %s: %w", cfg.simAddr, err)
@@ -95,14 +97,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		opts, _ := redis.ParseURL(cfg.redisURL) // validated by parseConfig
 		rc := redis.NewClient(opts)
 		defer rc.Close()
-		runStore = runs.NewRedis(rc, "erpgate:", nil)
+		runStore = runs.NewRedis(rc, "erpgate:", cfg.now)
 		queue = recheck.NewRedisQueue(rc, "erpgate:")
 	}
 	scheduler := recheck.New(recheck.Options{ERP: client, Queue: queue, Every: cfg.recheckEvery,
-		Interval: cfg.recheckInterval, Observer: metrics, Logger: logger.With("component", "recheck")})
+		Interval: cfg.recheckInterval, Now: cfg.now, Observer: metrics, Logger: logger.With("component", "recheck")})
 
 	handler, err := api.NewServer(api.Options{
-		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger,
+		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger, Now: cfg.now,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
 		PostScope: cfg.postScope, ProtectOps: cfg.protectOps, RateLimit: cfg.rateLimit, RateWindow: cfg.rateWindow,
 		Rechecks: queue, HandoverWebhook: webhook(cfg.handoverWebhook, logger),
