@@ -95,11 +95,17 @@ func checkTime(field, value string, now time.Time) (time.Time, error) {
 	t, err := time.Parse(time.RFC3339, value)
 	switch {
 	case err != nil:
-		return time.Time{}, errmap.Invalid(field, "must be an RFC 3339 date-time such as 2026-12-01T09:00:00Z")
+		return time.Time{}, errmap.Invalid(field, "must be an RFC 3339 date-time such as "+tomorrow(now))
 	case !t.After(now):
-		return time.Time{}, errmap.Invalid(field, "must be in the future")
+		return time.Time{}, errmap.Invalid(field, "must be in the future, such as "+tomorrow(now))
 	case t.After(now.AddDate(1, 0, 0)):
 		return time.Time{}, errmap.Invalid(field, "must be within a year")
 	}
 	return t, nil
+}
+
+// tomorrow is the example a time field's refusal gives: 24 hours from now,
+// to the hour, so that a model copying it sends a valid value.
+func tomorrow(now time.Time) string {
+	return now.Add(24 * time.Hour).UTC().Truncate(time.Hour).Format(time.RFC3339)
 }

@@ -38,11 +38,20 @@ func startGateway(t *testing.T, env map[string]string, args ...string) string {
 // the first n lines it prints.
 func runGateway(t *testing.T, env map[string]string, n int, args ...string) []string {
 	t.Helper()
+	return startLines(t, n, func(ctx context.Context, stdout io.Writer) error {
+		return run(ctx, args, func(k string) string { return env[k] }, stdout, io.Discard)
+	})
+}
+
+// startLines runs start until the test ends and returns the first n lines
+// it prints.
+func startLines(t *testing.T, n int, start func(ctx context.Context, stdout io.Writer) error) []string {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	pr, pw := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- run(ctx, args, func(k string) string { return env[k] }, pw, io.Discard)
+		done <- start(ctx, pw)
 		pw.Close()
 	}()
 	t.Cleanup(func() {
