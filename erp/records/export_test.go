@@ -1,0 +1,29 @@
+package records
+
+import "database/sql"
+
+// DB returns the database under s, for tests that go around the Store.
+func DB(s Store) *sql.DB { return s.(*sqlStore).db }
+
+// Rebind rewrites the ? placeholders of query for the engine of s.
+func Rebind(s Store, query string) string { return s.(*sqlStore).d.rebind(query) }
+
+// MigrationCount is the number of migrations of the engine named.
+func MigrationCount(engine string) int {
+	for _, d := range []*dialect{sqliteDialect, postgresDialect} {
+		if d.name == engine {
+			ms, err := migrations(d)
+			if err != nil {
+				panic(err)
+			}
+			return len(ms)
+		}
+	}
+	panic("unknown engine " + engine)
+}
+
+// PageLimit is the number of records a list with p returns at most.
+func PageLimit(p Page) int { return pageLimit(p.Limit, defaultPage, maxPage) }
+
+// AuditLimit is the number of rows Audit with f returns at most.
+func AuditLimit(f AuditFilter) int { return pageLimit(f.Limit, defaultAudit, maxAudit) }

@@ -1,0 +1,170 @@
+package records
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Key row states.
+const (
+	keyInFlight = "in_flight"
+	keyDone     = "done"
+)
+
+// keyRow is a row of idempotency_keys.
+type keyRow struct {
+	digest     string
+	state      string
+	leaseUntil time.Time
+	expiresAt  time.Time // zero: a kept answer never expires
+	resp       Response
+}
+
+// expired says whether a done row's answer has run out at now.
+func (r keyRow) expired(now time.Time) bool {
+	return !r.expiresAt.IsZero() && !r.expiresAt.After(now)
+}
+
+// claimAttempts bounds the re-reads of a key whose row changed between the
+// read and the conditional write; each change is another caller's claim,
+// so the next read finds it in flight.
+const claimAttempts = 3
+
+// ClaimKey claims k at now. Every write is conditional on the row as it
+// was read, and a write that changes nothing sends the claim back to read
+// the row again, so that of concurrent callers exactly one claims a key.
+func (s *sqlStore) ClaimKey(ctx context.Context, k Key, now time.Time, opts KeyOptions) (KeyClaim, error) {
+	now = normTime(now)
+	until := normTime(now.Add(leaseOrDefault(opts.Lease)))
+	var claim KeyClaim
+	err := s.inTx(ctx, func(tx *sql.Tx) error {
+		for range claimAttempts {
+			row, found, err := s.keyRow(ctx, tx, k.Client, k.Key)
+			if err != nil {
+				return err
+			}
+			var won int64
+			switch {
+			case !found || row.state == keyDone && row.expired(now):
+				if opts.MaxPerClient > 0 {
+					full, err := s.clientFull(ctx, tx, k.Client, now, opts.MaxPerClient)
+					if err != nil {
+						return err
+					}
+					if full {
+						claim = KeyClaim{State: KeyCapReached}
+						return nil
+					}
+				}
+				if !found {
+					won, err = s.exec(ctx, tx, `INSERT INTO idempotency_keys (client, idem_key, operation, digest,
+						state, lease_until, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?)
+						ON CONFLICT (client, idem_key) DO NOTHING`,
+						k.Client, k.Key, k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now))
+				} else {
+					won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET operation = ?, digest = ?,
+						state = 'in_flight', lease_until = ?, status = 0, header = 'null', body = NULL,
+						expires_at = NULL, created_at = ?
+						WHERE client = ? AND idem_key = ? AND state = 'done' AND expires_at <= ?`,
+						k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now), k.Client, k.Key, s.d.timeArg(now))
+				}
+				if err != nil {
+					return err
+				}
+				if won == 1 {
+					claim = KeyClaim{State: KeyClaimed}
+					return nil
+				}
+			case row.digest != k.Digest:
+				claim = KeyClaim{State: KeyReused}
+				return nil
+			case row.state == keyDone:
+				resp := row.resp
+				claim = KeyClaim{State: KeyReplay, Response: &resp}
+				return nil
+			case row.leaseUntil.After(now):
+				claim = KeyClaim{State: KeyInFlight, LeaseUntil: row.leaseUntil}
+				return nil
+			default:
+				won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET lease_until = ?
+					WHERE client = ? AND idem_key = ? AND state = 'in_flight' AND lease_until <= ?`,
+					s.d.timeArg(until), k.Client, k.Key, s.d.timeArg(now))
+				if err != nil {
+					return err
+				}
+				if won == 1 {
+					claim = KeyClaim{State: KeyClaimed, TakenOver: true}
+					return nil
+				}
+			}
+		}
+		return errors.New("the key kept changing under the claim")
+	})
+	if err != nil {
+		return KeyClaim{}, opErr("claim key", err)
+	}
+	return claim, nil
+}
+
+// keyRow reads the row of a key.
+func (s *sqlStore) keyRow(ctx context.Context, q querier, client, key string) (keyRow, bool, error) {
+	var r keyRow
+	err := q.QueryRowContext(ctx, s.d.rebind(`SELECT digest, state, lease_until, expires_at, status, outcome, header, body
+		FROM idempotency_keys WHERE client = ? AND idem_key = ?`), client, key).
+		Scan(&r.digest, &r.state, timeCol{&r.leaseUntil}, timeCol{&r.expiresAt}, &r.resp.Status,
+			&r.resp.Outcome, jsonCol{&r.resp.Header}, &r.resp.Body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return keyRow{}, false, nil
+	}
+	return r, err == nil, err
+}
+
+// clientFull says whether client holds max live keys at now: in flight, or
+// kept and not expired. On PostgreSQL it first locks the client's keys for
+// the transaction, so that concurrent claims of new keys count one after
+// another.
+func (s *sqlStore) clientFull(ctx context.Context, tx *sql.Tx, client string, now time.Time, max int) (bool, error) {
+	if s.d.lockClient != "" {
+		if _, err := tx.ExecContext(ctx, s.d.lockClient, client); err != nil {
+			return false, err
+		}
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COUNT(*) FROM idempotency_keys WHERE client = ?
+		AND (state = 'in_flight' OR expires_at IS NULL OR expires_at > ?)`), client, s.d.timeArg(now)).Scan(&n)
+	return n >= max, err
+}
+
+// CompleteKey keeps resp as the answer of a key in flight until expires.
+func (s *sqlStore) CompleteKey(ctx context.Context, client, key string, resp Response, expires time.Time) error {
+	header, err := jsonArg(resp.Header)
+	if err != nil {
+		return opErr("complete key", err)
+	}
+	changed, err := s.exec(ctx, s.w, `UPDATE idempotency_keys SET state = 'done', lease_until = NULL,
+		status = ?, outcome = ?, header = ?, body = ?, expires_at = ?
+		WHERE client = ? AND idem_key = ? AND state = 'in_flight'`,
+		resp.Status, resp.Outcome, header, resp.Body, s.d.timeArg(expires), client, key)
+	if err != nil {
+		return opErr("complete key", err)
+	}
+	if changed == 0 {
+		return fmt.Errorf("%w: key %q of %q is not in flight", ErrNotFound, key, client)
+	}
+	return nil
+}
+
+// ReleaseKey drops a claim in flight; a key not in flight stays as it is.
+func (s *sqlStore) ReleaseKey(ctx context.Context, client, key string) error {
+	_, err := s.exec(ctx, s.w, "DELETE FROM idempotency_keys WHERE client = ? AND idem_key = ? AND state = 'in_flight'", client, key)
+	return opErr("release key", err)
+}
+
+// DeleteExpiredKeys drops the answers kept past their expiry at now.
+func (s *sqlStore) DeleteExpiredKeys(ctx context.Context, now time.Time) (int, error) {
+	n, err := s.exec(ctx, s.w, "DELETE FROM idempotency_keys WHERE state = 'done' AND expires_at <= ?", s.d.timeArg(normTime(now)))
+	return int(n), opErr("delete expired keys", err)
+}

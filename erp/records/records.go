@@ -1,0 +1,337 @@
+// Package records keeps the gateway's own records of the process layer:
+// approvals, holds with their re-check schedule, handovers with their
+// webhook deliveries (an outbox), idempotency keys with the answers they
+// replay, and the append-only audit log. SAP has no standard API for any of
+// them, and a parked invoice needs no write to stay unpaid, so they live in
+// the gateway's database: embedded SQLite by default (one replica),
+// PostgreSQL for replicas.
+//
+// Open picks the engine from the URL; both engines pass the same test
+// suite. The schema is versioned and migrated at Open.
+package records
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/shopspring/decimal"
+)
+
+// Errors a Store returns; match them with errors.Is.
+var (
+	// ErrNotFound: no record with that id.
+	ErrNotFound = errors.New("records: not found")
+	// ErrNotPending: the approval was decided before.
+	ErrNotPending = errors.New("records: approval is not pending")
+	// ErrSameRequester: the decider is the client that requested the
+	// approval (segregation of duties).
+	ErrSameRequester = errors.New("records: the requester cannot decide")
+	// ErrHandoverState: the handover cannot move to that status from the
+	// one it is in.
+	ErrHandoverState = errors.New("records: handover status does not allow this")
+)
+
+// Approval statuses.
+const (
+	ApprovalPending  = "pending"
+	ApprovalApproved = "approved"
+	ApprovalRejected = "rejected"
+)
+
+// Approval is a request for a person's (or the routing's automatic)
+// decision on a proposed action for an invoice.
+type Approval struct {
+	ID             string // "A0000001": assigned by the store
+	InvoiceID      string
+	FiscalYear     string
+	CompanyCode    string
+	Status         string // ApprovalPending, ApprovalApproved or ApprovalRejected
+	Approver       string // the approver group the routing chose, or "auto"
+	ProposedAction string
+	Justification  string
+	Amount         decimal.Decimal
+	Currency       string
+	RequestedBy    string // the client that asked
+	RequestedAt    time.Time
+	DecidedBy      string    // empty while pending
+	DecisionReason string    // empty while pending
+	DecidedAt      time.Time // zero while pending
+	// Dedupe is unique among approvals: a second CreateApproval with the
+	// same Dedupe returns the first approval. Empty: never deduplicated.
+	Dedupe string
+}
+
+// ApprovalFilter selects approvals for a list; zero fields select all.
+type ApprovalFilter struct {
+	Status    string
+	InvoiceID string
+	Page
+}
+
+// Page bounds a list. Lists are in id order, newest first; After is the id
+// of the last record of the previous page (empty for the first page).
+// Limit 0 means 50; at most 500.
+type Page struct {
+	Limit int
+	After string
+}
+
+// Hold statuses.
+const (
+	HoldHeld     = "held"
+	HoldReleased = "released"
+)
+
+// POItemRef names a purchase order item.
+type POItemRef struct {
+	POID string `json:"po_id"`
+	Item string `json:"item"`
+}
+
+// Hold keeps a parked invoice waiting until a re-check finds what it waits
+// for (the goods receipts of Awaiting).
+type Hold struct {
+	ID          string // "H0000001": assigned by the store
+	InvoiceID   string
+	FiscalYear  string
+	Reason      string
+	RecheckAt   time.Time   // the re-check time the agent asked for
+	NextCheckAt time.Time   // when the scheduler looks next; RecheckAt at first
+	Checks      int         // re-checks that found it still waiting
+	Awaiting    []POItemRef // may be empty
+	Status      string      // HoldHeld or HoldReleased
+	CreatedBy   string
+	CreatedAt   time.Time
+	ReleasedAt  time.Time // zero while held
+	Dedupe      string    // as Approval.Dedupe
+}
+
+// HoldFilter selects holds for a list.
+type HoldFilter struct {
+	Status    string
+	InvoiceID string
+	Page
+}
+
+// HoldEvent is one entry of a hold's history.
+type HoldEvent struct {
+	HoldID string
+	At     time.Time
+	Kind   string // "placed", "rechecked", "released", "closed"
+	Note   string
+}
+
+// Handover statuses.
+const (
+	HandoverQueued   = "queued"
+	HandoverTaken    = "taken"
+	HandoverResolved = "resolved"
+)
+
+// Handover routes an invoice to a person's queue with the context the agent
+// gathered.
+type Handover struct {
+	ID         string // "HO0000001": assigned by the store
+	InvoiceID  string
+	Queue      string
+	Code       string // the named outcome that led to it; may be empty
+	Summary    string
+	Evidence   []string
+	History    string // the run's history as JSON; may be empty
+	Status     string // HandoverQueued, HandoverTaken or HandoverResolved
+	CreatedBy  string
+	CreatedAt  time.Time
+	TakenBy    string
+	TakenAt    time.Time
+	ResolvedBy string
+	ResolvedAt time.Time
+	Note       string // the resolution note
+	Dedupe     string // as Approval.Dedupe
+}
+
+// HandoverFilter selects handovers for a list.
+type HandoverFilter struct {
+	Queue  string
+	Status string
+	Page
+}
+
+// Delivery kinds: what a webhook delivery tells of.
+const (
+	DeliveryHandover = "handover.created"
+	DeliveryApproval = "approval.pending"
+)
+
+// Delivery is one webhook notification in the outbox, written in the same
+// transaction as the record it tells of, and delivered at least once.
+type Delivery struct {
+	ID          string // "D0000001": stable across retries, so a receiver can drop repeats
+	Kind        string // DeliveryHandover or DeliveryApproval
+	RecordID    string // the handover or approval id
+	Attempts    int
+	NextAt      time.Time
+	DeliveredAt time.Time // zero until delivered
+	LastError   string
+}
+
+// Key identifies one idempotency key of one client, with the digest of the
+// arguments of the call that uses it.
+type Key struct {
+	Client    string
+	Key       string
+	Operation string
+	Digest    string
+}
+
+// KeyState is what ClaimKey found.
+type KeyState int
+
+// The outcomes of ClaimKey.
+const (
+	// KeyClaimed: the caller runs the call and must CompleteKey or
+	// ReleaseKey. TakenOver says a claim before it lapsed unfinished (its
+	// gateway died); the call may have run.
+	KeyClaimed KeyState = iota
+	// KeyReplay: the call ran before; Response is its answer.
+	KeyReplay
+	// KeyInFlight: a call with this key is running now (LeaseUntil).
+	KeyInFlight
+	// KeyReused: the key was used with other arguments (another Digest).
+	KeyReused
+	// KeyCapReached: the client holds MaxPerClient live keys.
+	KeyCapReached
+)
+
+// KeyClaim is ClaimKey's answer.
+type KeyClaim struct {
+	State      KeyState
+	TakenOver  bool
+	Response   *Response // KeyReplay only
+	LeaseUntil time.Time // KeyInFlight: when the running claim lapses
+}
+
+// Response is a kept answer, replayed byte for byte.
+type Response struct {
+	Status  int
+	Outcome string // the named outcome it carries, for metrics and the log
+	Header  map[string][]string
+	Body    []byte
+}
+
+// KeyOptions bounds ClaimKey.
+type KeyOptions struct {
+	// Lease is how long a claim stays in flight before another caller may
+	// take it over. Zero means 1m.
+	Lease time.Duration
+	// MaxPerClient caps the live keys (in flight, or kept and not expired)
+	// of one client. Zero means no cap.
+	MaxPerClient int
+}
+
+// AuditEntry is one row of the audit log: one write attempt.
+type AuditEntry struct {
+	ID         int64 // assigned by the store, increasing
+	At         time.Time
+	Client     string
+	Operation  string
+	InvoiceID  string
+	ArgsDigest string
+	ApprovalID string
+	Document   string // the record or ERP document written, when any
+	Outcome    string // "OK" or the named code
+	RequestID  string
+}
+
+// AuditFilter selects audit rows, newest first.
+type AuditFilter struct {
+	InvoiceID string
+	Limit     int   // 0 means 100; at most 1000
+	BeforeID  int64 // 0: from the newest
+}
+
+// Store is the gateway's records. Implementations are safe for concurrent
+// use, also by several processes sharing one database.
+type Store interface {
+	// CreateApproval stores a with a new id, or, when an approval with
+	// a.Dedupe exists, returns that one with created false. With notify it
+	// also queues a DeliveryApproval in the same transaction.
+	CreateApproval(ctx context.Context, a Approval, notify bool) (_ Approval, created bool, _ error)
+	// Approval returns the approval or ErrNotFound.
+	Approval(ctx context.Context, id string) (Approval, error)
+	// DecideApproval records the decision (status ApprovalApproved or
+	// ApprovalRejected) of a pending approval in one conditional update. It
+	// returns ErrNotFound, ErrSameRequester when decidedBy requested it, or
+	// ErrNotPending together with the approval as it is.
+	DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error)
+	// ListApprovals returns approvals, newest first.
+	ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
+
+	// CreateHold stores h with a new id (deduplicated as CreateApproval),
+	// with a "placed" event.
+	CreateHold(ctx context.Context, h Hold) (_ Hold, created bool, _ error)
+	// Hold returns the hold or ErrNotFound.
+	Hold(ctx context.Context, id string) (Hold, error)
+	// ListHolds returns holds, newest first.
+	ListHolds(ctx context.Context, f HoldFilter) ([]Hold, error)
+	// ClaimDueHolds returns up to limit held holds whose NextCheckAt is at
+	// or before now, earliest first, and moves their NextCheckAt to
+	// now+lease in the same transaction, so that of several gateways only
+	// one claims a given hold until the lease runs out.
+	ClaimDueHolds(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]Hold, error)
+	// RescheduleHold sets a held hold's NextCheckAt and, when checked,
+	// counts a re-check and records a "rechecked" event.
+	RescheduleHold(ctx context.Context, id string, next time.Time, checked bool, at time.Time) error
+	// ReleaseHold ends a held hold with ev (Kind "released" or "closed").
+	// Ending a hold that has ended is no error and records nothing.
+	ReleaseHold(ctx context.Context, ev HoldEvent) error
+	// HoldEvents returns a hold's events, oldest first.
+	HoldEvents(ctx context.Context, holdID string) ([]HoldEvent, error)
+
+	// CreateHandover stores h with a new id (deduplicated as
+	// CreateApproval); with notify it also queues a DeliveryHandover in the
+	// same transaction.
+	CreateHandover(ctx context.Context, h Handover, notify bool) (_ Handover, created bool, _ error)
+	// Handover returns the handover or ErrNotFound.
+	Handover(ctx context.Context, id string) (Handover, error)
+	// ListHandovers returns handovers, newest first.
+	ListHandovers(ctx context.Context, f HandoverFilter) ([]Handover, error)
+	// TakeHandover moves a queued handover to taken by by;
+	// ResolveHandover moves a queued or taken one to resolved with a note.
+	// Either returns ErrNotFound or ErrHandoverState.
+	TakeHandover(ctx context.Context, id, by string, at time.Time) (Handover, error)
+	ResolveHandover(ctx context.Context, id, by, note string, at time.Time) (Handover, error)
+
+	// ClaimDeliveries returns up to limit undelivered deliveries whose
+	// NextAt is at or before now, earliest first, moving their NextAt to
+	// now+lease in the same transaction (one claimer per delivery).
+	ClaimDeliveries(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]Delivery, error)
+	// DeliveryDone marks a delivery delivered.
+	DeliveryDone(ctx context.Context, id string, at time.Time) error
+	// DeliveryFailed counts a failed attempt and sets the next one.
+	DeliveryFailed(ctx context.Context, id string, next time.Time, lastErr string) error
+
+	// ClaimKey claims k for one call at now: see KeyState. A kept answer
+	// past its expiry, or a claim in flight past its lease, is claimed
+	// anew.
+	ClaimKey(ctx context.Context, k Key, now time.Time, opts KeyOptions) (KeyClaim, error)
+	// CompleteKey keeps resp as the key's answer until expires.
+	CompleteKey(ctx context.Context, client, key string, resp Response, expires time.Time) error
+	// ReleaseKey gives up a claim in flight without an answer.
+	ReleaseKey(ctx context.Context, client, key string) error
+	// DeleteExpiredKeys drops the answers kept past their expiry.
+	DeleteExpiredKeys(ctx context.Context, now time.Time) (int, error)
+
+	// AppendAudit adds a row to the audit log. No method changes or
+	// removes one.
+	AppendAudit(ctx context.Context, e AuditEntry) error
+	// Audit returns audit rows, newest first.
+	Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
+
+	// Engine names the database: "sqlite" or "postgres".
+	Engine() string
+	// Ping checks the database answers.
+	Ping(ctx context.Context) error
+	// Close releases the database.
+	Close() error
+}

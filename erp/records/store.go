@@ -1,0 +1,293 @@
+package records
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// sqlStore is the Store over database/sql, for every engine; d holds what
+// differs between them.
+type sqlStore struct {
+	// db serves reads; w serves writes. On PostgreSQL they are one pool.
+	// On SQLite, which runs one write transaction at a time, w has one
+	// connection: the writers of this process queue for it in order,
+	// instead of each polling the file lock under busy_timeout, and only
+	// writers of other processes meet the lock.
+	db, w *sql.DB
+	d     *dialect
+}
+
+var _ Store = (*sqlStore)(nil)
+
+// Engine names the database: "sqlite" or "postgres".
+func (s *sqlStore) Engine() string { return s.d.name }
+
+// Ping checks the database answers.
+func (s *sqlStore) Ping(ctx context.Context) error {
+	if err := s.db.PingContext(ctx); err != nil {
+		return fmt.Errorf("records: ping: %w", err)
+	}
+	return nil
+}
+
+// Close releases the database.
+func (s *sqlStore) Close() error {
+	err := s.db.Close()
+	if s.w != s.db {
+		err = errors.Join(err, s.w.Close())
+	}
+	if err != nil {
+		return fmt.Errorf("records: close: %w", err)
+	}
+	return nil
+}
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// exec runs query (with ? placeholders) on q and returns the rows it
+// affected.
+func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...any) (int64, error) {
+	res, err := q.ExecContext(ctx, s.d.rebind(query), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// inTx runs fn in a transaction, committed when fn returns nil. On SQLite
+// the transaction takes the write lock at its start.
+func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// opErr names the operation that failed. The store's own errors pass as
+// they are: they name what failed already.
+func opErr(op string, err error) error {
+	if err == nil || isRecordsErr(err) {
+		return err
+	}
+	return fmt.Errorf("records: %s: %w", op, err)
+}
+
+func isRecordsErr(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, ErrNotPending) ||
+		errors.Is(err, ErrSameRequester) || errors.Is(err, ErrHandoverState)
+}
+
+// notFound is ErrNotFound naming the record.
+func notFound(kind, id string) error {
+	return fmt.Errorf("%w: %s %q", ErrNotFound, kind, id)
+}
+
+// idKind formats and parses the ids of one kind of record: a prefix and
+// the number from the table's sequence, at least seven digits.
+type idKind struct {
+	prefix string
+	name   string // for messages
+}
+
+var (
+	approvalIDs = idKind{prefix: "A", name: "approval"}
+	holdIDs     = idKind{prefix: "H", name: "hold"}
+	handoverIDs = idKind{prefix: "HO", name: "handover"}
+	deliveryIDs = idKind{prefix: "D", name: "delivery"}
+)
+
+func (k idKind) format(n int64) string { return fmt.Sprintf("%s%07d", k.prefix, n) }
+
+// parse returns the number of id, or ErrNotFound when id is not of this
+// kind's form: the form is exact (no extra leading zeros), so that one
+// record has one id.
+func (k idKind) parse(id string) (int64, error) {
+	digits, ok := strings.CutPrefix(id, k.prefix)
+	if ok && len(digits) >= 7 && strings.Trim(digits, "0123456789") == "" {
+		if n, err := strconv.ParseInt(digits, 10, 64); err == nil && n > 0 && k.format(n) == id {
+			return n, nil
+		}
+	}
+	return 0, notFound(k.name, id)
+}
+
+// Page sizes.
+const (
+	defaultPage   = 50
+	maxPage       = 500
+	defaultAudit  = 100
+	maxAudit      = 1000
+	maxClaimBatch = 1000
+)
+
+// pageLimit is the number of rows a list with the given Limit returns at
+// most.
+func pageLimit(limit, def, max int) int {
+	switch {
+	case limit <= 0:
+		return def
+	case limit > max:
+		return max
+	}
+	return limit
+}
+
+// defaultLease is the lease of a claim asked for with none.
+const defaultLease = time.Minute
+
+func leaseOrDefault(d time.Duration) time.Duration {
+	if d <= 0 {
+		return defaultLease
+	}
+	return d
+}
+
+// nowIfZero returns t, or the current time for the zero time.
+func nowIfZero(t time.Time) time.Time {
+	if t.IsZero() {
+		return normTime(time.Now())
+	}
+	return normTime(t)
+}
+
+// where collects the conditions and arguments of a list query.
+type where struct {
+	conds []string
+	args  []any
+}
+
+func (w *where) add(cond string, arg any) {
+	w.conds = append(w.conds, cond)
+	w.args = append(w.args, arg)
+}
+
+// String is the WHERE clause, empty without conditions.
+func (w *where) String() string {
+	if len(w.conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(w.conds, " AND ")
+}
+
+// pageWhere adds a page's cursor to w.
+func pageWhere(w *where, k idKind, p Page) error {
+	if p.After == "" {
+		return nil
+	}
+	n, err := k.parse(p.After)
+	if err != nil {
+		return err
+	}
+	w.add("id < ?", n)
+	return nil
+}
+
+// placeholders returns n comma-separated ? placeholders.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// timeCol scans a time column into *t: NULL is the zero time; the engine
+// gives a time (PostgreSQL) or text (SQLite).
+type timeCol struct{ t *time.Time }
+
+// Scan implements sql.Scanner.
+func (c timeCol) Scan(v any) error {
+	switch v := v.(type) {
+	case nil:
+		*c.t = time.Time{}
+	case time.Time:
+		*c.t = v.UTC()
+	case string:
+		return c.parse(v)
+	case []byte:
+		return c.parse(string(v))
+	default:
+		return fmt.Errorf("time column holds a %T", v)
+	}
+	return nil
+}
+
+func (c timeCol) parse(s string) error {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return fmt.Errorf("time column: %w", err)
+	}
+	*c.t = t.UTC()
+	return nil
+}
+
+// jsonCol scans a JSON text column into the value v points to.
+type jsonCol struct{ v any }
+
+// Scan implements sql.Scanner.
+func (c jsonCol) Scan(src any) error {
+	var b []byte
+	switch src := src.(type) {
+	case nil:
+		return nil
+	case string:
+		b = []byte(src)
+	case []byte:
+		b = src
+	default:
+		return fmt.Errorf("JSON column holds a %T", src)
+	}
+	return json.Unmarshal(b, c.v)
+}
+
+// jsonArg is the JSON text that stores v.
+func jsonArg(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// collect scans every row of rows with scan.
+func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) {
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, rows.Err()
+}
+
+// insertDeduped runs an INSERT … ON CONFLICT DO NOTHING RETURNING id and
+// returns the new id, or ok false when a row with the same dedupe was
+// there: then the caller reads that one. Two racing inserts of one dedupe
+// cannot both succeed, on either engine: the unique index decides.
+func (s *sqlStore) insertDeduped(ctx context.Context, tx *sql.Tx, query string, args ...any) (id int64, ok bool, err error) {
+	err = tx.QueryRowContext(ctx, s.d.rebind(query), args...).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
