@@ -27,7 +27,7 @@ start_gateway() {
   while IFS='=' read -r name _; do
     case "$name" in ERPGATE_*) unset_vars+=(-u "$name") ;; esac
   done < <(env)
-  env "${unset_vars[@]}" "$bin" -addr 127.0.0.1:0 -sim-addr 127.0.0.1:0 "$@" \
+  env "${unset_vars[@]}" "$bin" -addr 127.0.0.1:0 -sim-addr 127.0.0.1:0 -data-dir "$tmp/records" "$@" \
     >"$tmp/erpgate.out" 2>"$tmp/erpgate.log" &
   gw_pid=$!
   local line="" _

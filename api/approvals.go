@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -8,7 +9,11 @@ import (
 	"github.com/erpgate/erpgate/erp"
 )
 
-func handleGetApproval(approvals erp.Approvals) opFunc {
+type approvalReader interface {
+	Approval(ctx context.Context, id string) (erp.Approval, error)
+}
+
+func handleGetApproval(approvals approvalReader) opFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id := chi.URLParam(r, "approval_id")
 		if err := checkID("approval_id", id, approvalIDPattern, "the approval_id returned by request_approval"); err != nil {

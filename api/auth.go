@@ -34,8 +34,8 @@ func ParseCredential(s string) (Credential, error) {
 	c := Credential{Name: parts[0], Scopes: strings.Split(parts[2], "+")}
 	copy(c.KeySHA256[:], sum)
 	for _, sc := range c.Scopes {
-		if sc != ScopeRead && sc != ScopeWrite && sc != ScopePost {
-			return Credential{}, fmt.Errorf("credential %q: unknown scope %q (want read, write or post)", c.Name, sc)
+		if !slices.Contains(Scopes, sc) {
+			return Credential{}, fmt.Errorf("credential %q: unknown scope %q (want %s)", c.Name, sc, strings.Join(Scopes, ", "))
 		}
 	}
 	return c, nil
@@ -48,7 +48,7 @@ func redact(s string) string {
 }
 
 // anonymous is the client when no credentials are configured.
-var anonymous = Credential{Name: "anonymous", Scopes: []string{ScopeRead, ScopeWrite, ScopePost}}
+var anonymous = Credential{Name: "anonymous", Scopes: Scopes}
 
 // identify finds the client by its API key, sent as "Authorization:
 // Bearer <key>" or "X-API-Key: <key>". Keys are compared by hash in

@@ -85,7 +85,7 @@ func benchLogger() *slog.Logger { return slog.New(slog.NewJSONHandler(io.Discard
 
 func benchServer(b *testing.B, client erp.Client) *api.Server {
 	b.Helper()
-	srv, err := api.NewServer(api.Options{ERP: client, Logger: benchLogger()})
+	srv, err := api.NewServer(api.Options{ERP: client, Records: testRecords(b), Logger: benchLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func BenchmarkProxiedRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			srv, err := api.NewServer(api.Options{ERP: client, Metrics: metrics, Logger: benchLogger()})
+			srv, err := api.NewServer(api.Options{ERP: client, Records: testRecords(b), Metrics: metrics, Logger: benchLogger()})
 			if err != nil {
 				b.Fatal(err)
 			}

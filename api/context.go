@@ -39,6 +39,8 @@ type trace struct {
 	operation string
 	code      string
 	cause     error
+	// key, digest and run identify a write for the records it creates.
+	key, digest, run string
 }
 
 func withTrace(ctx context.Context, t *trace) context.Context {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -101,8 +102,22 @@ func (m matchResponse) outcome() string {
 func toApproval(a erp.Approval) approvalResponse {
 	return approvalResponse{ApprovalID: a.ID, InvoiceID: a.InvoiceID, Status: string(a.Status),
 		Approver: a.Approver, ProposedAction: a.ProposedAction, Justification: a.Justification,
-		Amount: amount(a.Amount), Currency: a.Currency, RequestedAt: dateTime(a.RequestedAt),
-		DecidedAt: dateTime(a.DecidedAt)}
+		Amount: amount(a.Amount), Currency: a.Currency, RequestedBy: a.RequestedBy, RequestedAt: dateTime(a.RequestedAt),
+		DecidedBy: a.DecidedBy, DecisionReason: a.DecisionReason, DecidedAt: dateTime(a.DecidedAt)}
+}
+
+func toHandoverRecord(h erp.Handover) handoverRecord {
+	out := handoverRecord{HandoverID: h.ID, InvoiceID: h.InvoiceID, Queue: h.Queue, Code: h.Code, Status: h.Status,
+		Summary: h.Summary, Evidence: h.Evidence, CreatedBy: h.CreatedBy, CreatedAt: dateTime(h.CreatedAt),
+		TakenBy: h.TakenBy, TakenAt: dateTime(h.TakenAt), ResolvedBy: h.ResolvedBy, ResolvedAt: dateTime(h.ResolvedAt),
+		Note: h.Note}
+	if out.Evidence == nil {
+		out.Evidence = []string{}
+	}
+	if h.History != "" {
+		out.History = json.RawMessage(h.History)
+	}
+	return out
 }
 
 func (p postingResponse) outcome() string { return p.InfoCode }

@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/errmap"
@@ -62,9 +63,10 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // fuzzRebuildEvery requests so that the sim's ledger, the idempotency store
 // and the run store do not grow without bound over a long fuzzing run.
 var fuzzGateway struct {
-	mu sync.Mutex
-	h  http.Handler
-	n  int
+	mu      sync.Mutex
+	h       http.Handler
+	records records.Store
+	n       int
 }
 
 const fuzzRebuildEvery = 2000
@@ -73,13 +75,20 @@ func fuzzHandler(t testing.TB) http.Handler {
 	fuzzGateway.mu.Lock()
 	defer fuzzGateway.mu.Unlock()
 	if fuzzGateway.h == nil || fuzzGateway.n >= fuzzRebuildEvery {
-		fuzzGateway.h, fuzzGateway.n = newFuzzGateway(t), 0
+		if fuzzGateway.records != nil {
+			fuzzGateway.records.Close()
+		}
+		store, err := records.OpenTemp(context.Background(), records.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fuzzGateway.h, fuzzGateway.records, fuzzGateway.n = newFuzzGateway(t, store), store, 0
 	}
 	fuzzGateway.n++
 	return fuzzGateway.h
 }
 
-func newFuzzGateway(t testing.TB) http.Handler {
+func newFuzzGateway(t testing.TB, store records.Store) http.Handler {
 	t.Helper()
 	metrics := api.NewMetrics()
 	runner := retry.New(retry.Policy{MaxAttempts: 1, AttemptTimeout: 2 * time.Second, CallTimeout: 4 * time.Second,
@@ -97,7 +106,7 @@ func newFuzzGateway(t testing.TB) http.Handler {
 		}
 		return c
 	}
-	srv, err := api.NewServer(api.Options{ERP: client, Metrics: metrics, BreakerStates: runner.BreakerStates,
+	srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, BreakerStates: runner.BreakerStates,
 		Credentials: []api.Credential{cred("writer", fuzzWriterKey, "read", "write"), cred("reader", fuzzReaderKey, "read")}})
 	if err != nil {
 		t.Fatal(err)

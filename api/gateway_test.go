@@ -141,23 +141,6 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
-	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
-		s := newStack(t)
-		// Every answer to the hold is lost after the ERP applied it.
-		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultLost, Count: -1}); err != nil {
-			t.Fatal(err)
-		}
-		r := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "Goods receipt for PO 4500018822 item 20 missing."})
-		d := check(t, r, 502, "ERP_OUTCOME_UNKNOWN", "hold_and_recheck")
-		if d["invoice_id"] != "5105600105" || d["attempts"] != float64(3) {
-			t.Errorf("details %v, want invoice_id and 3 attempts", d)
-		}
-		// The repeats carried the same repeatability id: applied once.
-		if n := len(s.sim.Ledger().Holds); n != 1 {
-			t.Errorf("ledger has %d holds, want 1", n)
-		}
-	})
-
 	t.Run("loop limits", func(t *testing.T) {
 		s := newStack(t, withOptions(func(o *api.Options) { o.Runs.Budget = 3 }))
 		run := "X-Run-Id: run-42"
@@ -194,6 +177,48 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 			409, "IDEMPOTENCY_KEY_REUSED", "fix_input_and_retry")
 	})
 
+	t.Run("APPROVAL_DECIDED and SEGREGATION_OF_DUTIES", func(t *testing.T) {
+		s := newStack(t)
+		r := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+			"justification": "Unit price 8 % over the PO; supplier cites a surcharge."})
+		id := r.json(t)["approval_id"].(string)
+		d := check(t, s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve",
+			"reason": "Fine by me.", "decided_by": "anonymous"}), 409, "SEGREGATION_OF_DUTIES", "route_to_person")
+		if d["approval_id"] != id || d["approver"] != "ap_manager" || d["reason"] != "same_requester" {
+			t.Errorf("details %v", d)
+		}
+		s.decide(id, "reject", "m.keller")
+		d = check(t, s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve",
+			"reason": "Overruled.", "decided_by": "j.doe"}), 409, "APPROVAL_DECIDED", "stop_and_escalate")
+		if d["status"] != "rejected" || d["reason"] != "not_pending" {
+			t.Errorf("details %v", d)
+		}
+	})
+
+	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
+		// Every Release loses its connection after it was sent, and every
+		// read that would settle it fails: no one can say whether the
+		// invoice was posted.
+		s := newStack(t)
+		r := s.do("POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "post_as_invoiced",
+			"justification": "Matched against the purchase order and its goods receipt."})
+		id := r.json(t)["approval_id"].(string)
+		for _, rule := range []sim.FaultRule{
+			{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultReset, Method: "POST", Path: "Release", Count: -1},
+			// The post's own first read of the invoice passes.
+			{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 503, Method: "GET", Schedule: "." + strings.Repeat("x", 40)},
+		} {
+			if err := s.sim.InjectFault(rule); err != nil {
+				t.Fatal(err)
+			}
+		}
+		d := check(t, s.do("POST", "/invoices/5105600101/post", map[string]any{"approval_id": id}), 502,
+			"ERP_OUTCOME_UNKNOWN", "hold_and_recheck")
+		if d["invoice_id"] != "5105600101" || d["attempts"] != float64(3) {
+			t.Errorf("details %v, want invoice_id and 3 attempts", d)
+		}
+	})
+
 	t.Run("RATE_LIMITED", func(t *testing.T) {
 		s := newStack(t, withOptions(func(o *api.Options) { o.RateLimit = 1 }))
 		s.do("GET", "/suppliers/100042", nil)
@@ -204,7 +229,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 	})
 
 	t.Run("INTERNAL", func(t *testing.T) {
-		srv, err := api.NewServer(api.Options{ERP: panicky{}})
+		srv, err := api.NewServer(api.Options{ERP: panicky{}, Records: testRecords(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +244,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 
 		// A panic in one of the match's concurrent reads is answered the
 		// same way, and the process lives on.
-		srv, err = api.NewServer(api.Options{ERP: panickyRead{}})
+		srv, err = api.NewServer(api.Options{ERP: panickyRead{}, Records: testRecords(t)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -305,8 +330,8 @@ func TestInvalidRequests(t *testing.T) {
 		})
 	}
 	s.t = t
-	if n := len(s.sim.Ledger().Holds) + len(s.sim.Ledger().Approvals) + len(s.sim.Ledger().Handovers); n != 0 {
-		t.Errorf("refused requests changed the ERP: %d writes in the ledger", n)
+	if n := s.counts(); n != (recordCounts{}) || len(s.sim.Ledger().Postings) != 0 {
+		t.Errorf("refused requests wrote records %+v or postings %d", n, len(s.sim.Ledger().Postings))
 	}
 }
 
@@ -336,11 +361,8 @@ func TestIdempotentReplay(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if n := len(s.sim.Ledger().Handovers); n != 1 {
-		t.Errorf("ledger has %d handovers, want 1", n)
-	}
-	if n := len(s.sim.Ledger().Holds); n != 1 {
-		t.Errorf("ledger has %d holds, want 1", n)
+	if n := s.counts(); n.handovers != 1 || n.holds != 1 {
+		t.Errorf("records %+v, want 1 handover and 1 hold", n)
 	}
 }
 

@@ -145,11 +145,21 @@ func TestToleranceExceededNeedsAPerson(t *testing.T) {
 		t.Errorf("details %v, want reason pending and the approval id", d)
 	}
 	golden(t, "approval_pending", r)
-	if err := s.sim.Decide(id, "approve", "m.keller"); err != nil {
-		t.Fatal(err)
+	// The requester cannot decide its own request.
+	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve", "reason": "Looks fine to me.",
+		"decided_by": "anonymous"})
+	if d := wantError(t, r, 409, "SEGREGATION_OF_DUTIES", "route_to_person"); d["approver"] != "ap_manager" || d["approval_id"] != id {
+		t.Errorf("details %v, want the approver group and the approval id", d)
 	}
-	if got := s.do("GET", "/approvals/"+id, nil).json(t); got["status"] != "approved" || got["decided_at"] == nil {
-		t.Errorf("after the decision: %v decided_at %v", got["status"], got["decided_at"])
+	s.decide(id, "approve", "m.keller")
+	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "reject", "reason": "Second thoughts.",
+		"decided_by": "j.doe"})
+	if d := wantError(t, r, 409, "APPROVAL_DECIDED", "stop_and_escalate"); d["status"] != "approved" {
+		t.Errorf("details %v, want status approved", d)
+	}
+	if got := s.do("GET", "/approvals/"+id, nil).json(t); got["status"] != "approved" || got["decided_at"] == nil ||
+		got["decided_by"] != "m.keller" || got["requested_by"] != "anonymous" {
+		t.Errorf("after the decision: %v", got)
 	}
 	r = s.do("POST", "/invoices/5105600102/post", map[string]any{"approval_id": id})
 	post := r.json(t)
@@ -170,9 +180,7 @@ func TestApprovalMissingReasons(t *testing.T) {
 	}
 	other := approve("5105600109", "post_as_invoiced")
 	pending := approve("5105600102", "accept_variance")
-	if err := s.sim.Decide(pending, "reject", "m.keller"); err != nil {
-		t.Fatal(err)
-	}
+	s.decide(pending, "reject", "m.keller")
 	tests := []struct {
 		name, invoice string
 		body          map[string]any

@@ -21,9 +21,9 @@ type handOverer interface {
 // handleHandOver routes an invoice to a person's queue. The gateway
 // attaches the run's history itself (calls, the five fields of every error,
 // the budget used), so a person gets the context even from an agent that
-// sent no summary. The answer is a success only once the ERP has stored the
-// handover; a configured webhook is told after that, with retries.
-func handleHandOver(h handOverer, g *runs.Guard, hook *Webhook, m *Metrics) opFunc {
+// sent no summary. The answer is a success once the handover is stored in
+// the gateway's records; a configured webhook is told through the outbox.
+func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) opFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		var req handoverRequest
 		if err := decode(r, body, &req, false); err != nil {
@@ -85,23 +85,14 @@ func handleHandOver(h handOverer, g *runs.Guard, hook *Webhook, m *Metrics) opFu
 			historyJSON = string(b)
 		}
 		ho, err := h.HandOver(r.Context(), erp.HandoverRequest{InvoiceID: req.InvoiceID, Queue: queue, Code: req.Code,
-			Summary: summary, Evidence: req.Evidence, History: historyJSON,
-			IdempotencyKey: idempotencyKeyOf(r, req.IdempotencyKey)}, req.Code == string(errmap.InvoiceNotFound))
+			Summary: summary, Evidence: req.Evidence, History: historyJSON, Client: traceFrom(r.Context()).client,
+			Dedupe: dedupeOf(r, opHandOver)}, req.Code == string(errmap.InvoiceNotFound))
 		if err != nil {
 			return nil, err
 		}
 		m.handover.WithLabelValues(ho.Queue).Inc()
-		resp := handoverResponse{HandoverID: ho.ID, InvoiceID: req.InvoiceID, Queue: ho.Queue,
-			Status: "queued", Summary: summary, CreatedAt: dateTime(ho.CreatedAt)}
-		if hook != nil {
-			resp.Webhook = "delivered"
-			payload := handoverEvent{HandoverID: ho.ID, InvoiceID: req.InvoiceID, Queue: ho.Queue, Code: req.Code,
-				Summary: summary, Evidence: req.Evidence, History: history, CreatedAt: resp.CreatedAt}
-			if err := hook.Deliver(r.Context(), payload); err != nil {
-				resp.Webhook = "failed"
-			}
-		}
-		return resp, nil
+		return handoverResponse{HandoverID: ho.ID, InvoiceID: ho.InvoiceID, Queue: ho.Queue,
+			Status: ho.Status, Summary: ho.Summary, CreatedAt: dateTime(ho.CreatedAt)}, nil
 	}
 }
 
@@ -127,16 +118,4 @@ func composeSummary(invoiceID, code string, run *runResponse) string {
 		b.WriteString(line)
 	}
 	return b.String()
-}
-
-// handoverEvent is what a handover webhook receives.
-type handoverEvent struct {
-	HandoverID string       `json:"handover_id"`
-	InvoiceID  string       `json:"invoice_id"`
-	Queue      string       `json:"queue"`
-	Code       string       `json:"code,omitempty"`
-	Summary    string       `json:"summary"`
-	Evidence   []string     `json:"evidence,omitempty"`
-	History    *runResponse `json:"history,omitempty"`
-	CreatedAt  string       `json:"created_at"`
 }

@@ -24,6 +24,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -40,6 +42,7 @@ type stack struct {
 	simURL  string
 	gw      *httptest.Server
 	metrics *api.Metrics
+	records records.Store
 	client  *http.Client
 }
 
@@ -67,6 +70,10 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 	for _, f := range opts {
 		f(&o, &p, &so)
 	}
+	if o.Records == nil {
+		o.Records, _ = recordstest.SQLite(t)
+	}
+	s.records = o.Records
 	s.sim = sim.New(so)
 	simSrv := httptest.NewServer(s.sim)
 	t.Cleanup(simSrv.Close)
@@ -75,17 +82,17 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 	return s
 }
 
-// twin starts a second gateway over the same simulated ERP, as a second
-// replica behind a load balancer would be.
+// twin starts a second gateway over the same simulated ERP and the same
+// records, as a second replica behind a load balancer would be.
 func (s *stack) twin(opts ...stackOption) *stack {
 	s.t.Helper()
-	o := api.Options{Metrics: api.NewMetrics()}
+	o := api.Options{Metrics: api.NewMetrics(), Records: s.records}
 	p := retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}
 	var so sim.Options
 	for _, f := range opts {
 		f(&o, &p, &so)
 	}
-	tw := &stack{t: s.t, sim: s.sim, simURL: s.simURL, metrics: o.Metrics}
+	tw := &stack{t: s.t, sim: s.sim, simURL: s.simURL, metrics: o.Metrics, records: o.Records}
 	tw.startGateway(o, p)
 	return tw
 }
@@ -376,4 +383,43 @@ func bufferBody(resp *http.Response) ([]byte, error) {
 	resp.Body.Close()
 	resp.Body = io.NopCloser(bytes.NewReader(body))
 	return body, err
+}
+
+// testRecords is a fresh SQLite store of records for one test.
+func testRecords(t testing.TB) records.Store {
+	s, _ := recordstest.SQLite(t)
+	return s
+}
+
+// decide records a person's decision on an approval through the gateway.
+func (s *stack) decide(id, decision, by string) {
+	s.t.Helper()
+	r := s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": decision,
+		"reason": "Checked against the supplier's statement.", "decided_by": by})
+	if r.status != http.StatusOK {
+		s.t.Fatalf("decision on %s: %d %s", id, r.status, r.body)
+	}
+}
+
+// recordCounts is how many records of each kind the gateway keeps.
+type recordCounts struct{ holds, approvals, handovers int }
+
+func (s *stack) counts() recordCounts {
+	s.t.Helper()
+	ctx := context.Background()
+	var c recordCounts
+	holds, err := s.records.ListHolds(ctx, records.HoldFilter{Page: records.Page{Limit: 500}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	appr, err := s.records.ListApprovals(ctx, records.ApprovalFilter{Page: records.Page{Limit: 500}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	hos, err := s.records.ListHandovers(ctx, records.HandoverFilter{Page: records.Page{Limit: 500}})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	c.holds, c.approvals, c.handovers = len(holds), len(appr), len(hos)
+	return c
 }

@@ -2,108 +2,98 @@ package api
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"net/http"
-	"sync"
 	"time"
 
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/errmap"
 )
 
-// idempotencyStore keeps the first answer to each write's idempotency key,
-// so that the same key with the same arguments replays it and the same key
-// with other arguments is refused. A second call that arrives while the
-// first is still running waits for it.
+// keyLease is how long a call holds its idempotency key in flight before
+// another call may take it over: longer than any call can run, so that only
+// a call whose gateway died loses its key.
+const keyLease = 2 * time.Minute
+
+// keyPoll is how often a call that found its key in flight looks again.
+const keyPoll = 50 * time.Millisecond
+
+// idempotencyStore keeps the first answer to each write's idempotency key in
+// the gateway's records, per client, so that the same key with the same
+// arguments replays it (also after a restart, and on another replica) and
+// the same key with other arguments is refused. A second call that arrives
+// while the first is still running waits for it.
 type idempotencyStore struct {
-	mu      sync.Mutex
-	entries map[string]*idempotencyEntry
-	ttl     time.Duration
-	now     func() time.Time
-	swept   time.Time
-}
-
-type idempotencyEntry struct {
-	digest  string
-	done    chan struct{} // closed when the first call has finished
-	resp    *response     // nil until done, and when the answer was not kept
-	expires time.Time
-}
-
-func newIdempotencyStore(ttl time.Duration, now func() time.Time) *idempotencyStore {
-	return &idempotencyStore{entries: map[string]*idempotencyEntry{}, ttl: ttl, now: now}
+	records      records.Store
+	ttl          time.Duration
+	maxPerClient int
+	now          func() time.Time
 }
 
 // idempotencyClaim is the right to answer a key first. Its methods are safe
 // on a nil claim, which stands for a write without a key.
 type idempotencyClaim struct {
-	store *idempotencyStore
-	key   string
-	entry *idempotencyEntry
+	store       *idempotencyStore
+	client, key string
+	takenOver   bool
+	ctx         context.Context
 }
 
 // claim returns either a claim on a new key, or the stored answer to replay.
-func (s *idempotencyStore) claim(ctx context.Context, key, digest string) (*idempotencyClaim, *response, error) {
+func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, digest string) (*idempotencyClaim, *response, error) {
+	k := records.Key{Client: client, Key: key, Operation: operation, Digest: digest}
 	for {
-		s.mu.Lock()
-		s.sweep()
-		e, ok := s.entries[key]
-		if !ok {
-			e = &idempotencyEntry{digest: digest, done: make(chan struct{})}
-			s.entries[key] = e
-			s.mu.Unlock()
-			return &idempotencyClaim{store: s, key: key, entry: e}, nil, nil
+		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: keyLease, MaxPerClient: s.maxPerClient})
+		if err != nil {
+			return nil, nil, err
 		}
-		s.mu.Unlock()
-		if e.digest != digest {
+		switch c.State {
+		case records.KeyClaimed:
+			return &idempotencyClaim{store: s, client: client, key: key, takenOver: c.TakenOver, ctx: ctx}, nil, nil
+		case records.KeyReplay:
+			return nil, &response{status: c.Response.Status, code: c.Response.Outcome,
+				header: http.Header(c.Response.Header).Clone(), body: c.Response.Body}, nil
+		case records.KeyReused:
 			return nil, nil, errmap.New(errmap.IdempotencyKeyReused,
 				"This idempotency key was used for a call with other arguments. Use a new key for a new call.",
 				map[string]any{})
+		case records.KeyCapReached:
+			wait := int(math.Ceil(s.ttl.Seconds()))
+			return nil, nil, errmap.New(errmap.RateLimited,
+				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse the key of a call you repeat; new keys are accepted as old ones expire.", s.maxPerClient),
+				map[string]any{"reason": "idempotency_key_cap", "retry_after_s": wait})
 		}
+		// In flight: wait for the first call's answer.
+		t := time.NewTimer(keyPoll)
 		select {
-		case <-e.done:
+		case <-t.C:
 		case <-ctx.Done():
+			t.Stop()
 			return nil, nil, ctx.Err()
 		}
-		if e.resp != nil {
-			return nil, e.resp.clone(), nil
-		}
-		// The first call's answer was not kept (a 5xx); this call may try.
 	}
 }
 
-// complete ends the claim, keeping resp for replay when keep is set.
-func (c *idempotencyClaim) complete(resp *response, keep bool) {
+// complete ends the claim, keeping resp for replay when keep is set. The
+// answer is written even when the request's context has ended: the call ran.
+func (c *idempotencyClaim) complete(resp *response, keep bool) error {
 	if c == nil {
-		return
+		return nil
 	}
-	s := c.store
-	s.mu.Lock()
-	if keep {
-		c.entry.resp = resp.clone()
-		c.entry.expires = s.now().Add(s.ttl)
-	} else {
-		delete(s.entries, c.key)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
+	defer cancel()
+	if !keep {
+		return c.store.records.ReleaseKey(ctx, c.client, c.key)
 	}
-	s.mu.Unlock()
-	close(c.entry.done)
+	return c.store.records.CompleteKey(ctx, c.client, c.key,
+		records.Response{Status: resp.status, Outcome: resp.code, Header: resp.header.Clone(), Body: resp.body},
+		c.store.now().Add(c.store.ttl))
 }
 
 // release gives the key up without an answer, for a call refused before it
 // ran.
-func (c *idempotencyClaim) release() { c.complete(nil, false) }
-
-// sweep drops expired answers, at most once a minute; s.mu is held.
-func (s *idempotencyStore) sweep() {
-	now := s.now()
-	if now.Sub(s.swept) < time.Minute {
-		return
-	}
-	s.swept = now
-	for k, e := range s.entries {
-		if e.resp != nil && now.After(e.expires) {
-			delete(s.entries, k)
-		}
-	}
-}
+func (c *idempotencyClaim) release() { _ = c.complete(nil, false) }
 
 func (resp *response) clone() *response {
 	if resp == nil {

@@ -2,7 +2,8 @@ package api
 
 import (
 	"context"
-	"log/slog"
+	"crypto/sha256"
+	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -10,7 +11,6 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
-	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -58,7 +58,7 @@ func handleThreeWayMatch(m matcher) opFunc {
 }
 
 type approvalRequester interface {
-	RequestApproval(ctx context.Context, invoiceID, action, justification string, corrected *decimal.Decimal, key string) (erp.Approval, error)
+	RequestApproval(ctx context.Context, req erp.ApprovalRequest) (erp.Approval, error)
 }
 
 // proposedActions are the fixes an agent can ask a person to approve.
@@ -91,7 +91,8 @@ func handleRequestApproval(a approvalRequester) opFunc {
 		case req.ProposedAction == "correct_amount":
 			return nil, errmap.Invalid("corrected_amount", "is required when proposed_action is correct_amount")
 		}
-		appr, err := a.RequestApproval(r.Context(), id, req.ProposedAction, req.Justification, corrected, idempotencyKeyOf(r, req.IdempotencyKey))
+		appr, err := a.RequestApproval(r.Context(), erp.ApprovalRequest{InvoiceID: id, ProposedAction: req.ProposedAction,
+			Justification: req.Justification, Corrected: corrected, Client: traceFrom(r.Context()).client})
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +119,7 @@ func handlePostInvoice(p poster) opFunc {
 				return nil, err
 			}
 		}
-		posting, _, err := p.PostInvoice(r.Context(), id, req.ApprovalID, idempotencyKeyOf(r, req.IdempotencyKey))
+		posting, _, err := p.PostInvoice(r.Context(), id, req.ApprovalID, repeatabilityOf(r))
 		if err != nil {
 			return nil, err
 		}
@@ -129,17 +130,16 @@ func handlePostInvoice(p poster) opFunc {
 }
 
 type holder interface {
-	HoldInvoice(ctx context.Context, invoiceID, reason string, recheckAt time.Time, key string) (erp.Hold, error)
+	HoldInvoice(ctx context.Context, req erp.HoldRequest) (erp.Hold, error)
 }
 
 // defaultRecheck is how long a hold lasts when the agent names no time.
 const defaultRecheck = 24 * time.Hour
 
-// handleHoldInvoice records the hold in the ERP, then queues it for the
-// scheduled re-check of its goods receipt. The ERP holds the record, so a
-// hold the queue did not take is still answered as held; the failure is
-// logged as an error for a person to re-check that invoice.
-func handleHoldInvoice(h holder, q recheck.Queue, m *Metrics, log *slog.Logger, now func() time.Time) opFunc {
+// handleHoldInvoice keeps the parked invoice waiting in the gateway's
+// records until its re-check; the re-check scheduler releases it when its
+// goods receipts have arrived.
+func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) opFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -158,25 +158,47 @@ func handleHoldInvoice(h holder, q recheck.Queue, m *Metrics, log *slog.Logger, 
 				return nil, err
 			}
 		}
-		hold, err := h.HoldInvoice(r.Context(), id, req.Reason, recheckAt, idempotencyKeyOf(r, req.IdempotencyKey))
+		t := traceFrom(r.Context())
+		hold, err := h.HoldInvoice(r.Context(), erp.HoldRequest{InvoiceID: id, Reason: req.Reason, RecheckAt: recheckAt,
+			Client: t.client, Dedupe: dedupeOf(r, opHoldInvoice)})
 		if err != nil {
 			return nil, err
 		}
 		m.holds.WithLabelValues("placed").Inc()
-		if err := q.Add(r.Context(), recheck.Entry{HoldID: hold.ID, InvoiceID: id, FiscalYear: hold.FiscalYear,
-			RecheckAt: hold.RecheckAt}); err != nil {
-			log.ErrorContext(r.Context(), "hold not queued for its re-check", "request_id", RequestIDFromContext(r.Context()),
-				"hold_id", hold.ID, "invoice_id", id, "error", err)
-		}
 		return holdResponse{HoldID: hold.ID, InvoiceID: id, Status: string(erp.InvoiceHeld),
 			Reason: hold.Reason, RecheckAt: dateTime(hold.RecheckAt)}, nil
 	}
 }
 
-// idempotencyKeyOf is the key the ERP is given as its repeatability id.
-func idempotencyKeyOf(r *http.Request, body string) string {
-	if k := r.Header.Get("Idempotency-Key"); k != "" {
-		return k
+// dedupeOf names the record a write creates: by the client's idempotency
+// key when it sent one, else by the call's arguments and run, so that a
+// retry of the same call finds the record the first try made instead of
+// making a second.
+func dedupeOf(r *http.Request, o operation) string {
+	t := traceFrom(r.Context())
+	if t.key != "" {
+		return digestOf("key", t.client, o.name, t.key)
 	}
-	return body
+	return digestOf("args", t.client, o.name, t.run, t.digest)
+}
+
+// repeatabilityOf identifies a posting call for the ERP: derived from the
+// client, its idempotency key and the arguments, so that no other call,
+// client or argument set can share it; empty without a key.
+func repeatabilityOf(r *http.Request) string {
+	t := traceFrom(r.Context())
+	if t.key == "" {
+		return ""
+	}
+	return digestOf("post", t.client, t.key, t.digest)
+}
+
+// digestOf is a stable hex digest of parts.
+func digestOf(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }

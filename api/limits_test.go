@@ -246,7 +246,7 @@ func TestRedisUnreachable(t *testing.T) {
 	if d["reason"] != "run_state_unavailable" {
 		t.Errorf("details %v", d)
 	}
-	if n := len(s.sim.Ledger().Holds); n != 0 {
+	if n := s.counts().holds; n != 0 {
 		t.Errorf("the ERP was called: %d holds", n)
 	}
 	// Calls without a run id do not need the store.

@@ -167,7 +167,16 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp := healthResponse{Status: "ready"}
+	resp := healthResponse{Status: "ready", Store: &storeHealth{Engine: s.records.Engine(), Status: "ok"}}
+	if err := s.records.Ping(r.Context()); err != nil {
+		// Without its records the gateway can take no write: out of the
+		// load balancer until the database is back.
+		traceFrom(r.Context()).cause = err
+		errmap.Write(w, errmap.New(errmap.Internal,
+			"The gateway cannot reach its records database, so it takes no write. Escalate.",
+			map[string]any{"reason": "records_unavailable", "engine": s.records.Engine()}))
+		return
+	}
 	if s.breakers != nil {
 		resp.Breakers = map[string]string{}
 		for svc, state := range s.breakers() {

@@ -74,9 +74,12 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 		if err != nil {
 			return s.failure(r, err, t)
 		}
+		// Every write's digest names its record when it has no key, so
+		// that a retry of the same call never makes a second record.
+		digest = args.digest(o.name, r)
+		t.key, t.digest = key, digest
 		if key != "" {
-			digest = args.digest(o.name, r)
-			c, replay, err := s.idem.claim(r.Context(), client.Name+"\x00"+key, digest)
+			c, replay, err := s.idem.claim(r.Context(), client.Name, key, o.name, digest)
 			if err != nil {
 				if e, ok := err.(*errmap.Error); ok && e.Code == errmap.IdempotencyKeyReused {
 					s.metrics.keyReuse.WithLabelValues(o.name).Inc()
@@ -100,6 +103,7 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 	if run != "" && digest == "" {
 		digest = args.digest(o.name, r)
 	}
+	t.run = run
 	call := runs.Call{Operation: o.name, InvoiceID: args.invoiceID(r), Digest: digest, BudgetFree: o.budgetFree}
 	if o.name == opGetGoodsReceipt.name {
 		call.POItem = chi.URLParam(r, "po_id") + "/" + strings.TrimLeft(chi.URLParam(r, "item"), "0")
@@ -124,7 +128,8 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 	}
 
 	var resp *response
-	if v, err := fn(r, body); err != nil {
+	v, err := fn(r, body)
+	if err != nil {
 		e := s.named(r, err, t)
 		if ferr := s.runs.Finish(r.Context(), run, seq, call, "", e); ferr != nil {
 			s.log.WarnContext(r.Context(), "run state not recorded", "run_id", run, "error", ferr)
@@ -136,9 +141,16 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 			s.log.WarnContext(r.Context(), "run state not recorded", "run_id", run, "error", ferr)
 		}
 	}
-	// A 5xx is not kept: the same key may try again, and the ERP's own
-	// repeatability keeps that second try from applying the write twice.
-	claim.complete(resp, resp.status < 500)
+	if o.write {
+		s.audit(r, o, call.InvoiceID, digest, v, resp)
+	}
+	// A 5xx is not kept: the same key may try again. A record the call
+	// created is found again by its dedupe key, and a posting is settled
+	// by reading the invoice, so the second try does not write twice.
+	if err := claim.complete(resp, resp.status < 500); err != nil {
+		s.log.ErrorContext(r.Context(), "idempotency key answer not kept", "request_id", RequestIDFromContext(r.Context()),
+			"operation", o.name, "error", err)
+	}
 	return withRunID(resp, run)
 }
 

@@ -17,7 +17,7 @@ import (
 
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
-	"github.com/erpgate/erpgate/erp/recheck"
+	"github.com/erpgate/erpgate/erp/records"
 )
 
 // Options configures a Server. Every zero field takes the default
@@ -54,16 +54,23 @@ type Options struct {
 	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
 	// a runs.Redis between replicas.
 	RunStore runs.Store
-	// HandoverWebhook, when set, is told of every stored handover.
-	HandoverWebhook *Webhook
-	// Rechecks is where a hold is queued for its scheduled goods-receipt
-	// re-check. Default: an in-memory queue (recheck.NewMemoryQueue); share
-	// a recheck.RedisQueue between replicas, and run a recheck.Scheduler
-	// over the same queue.
-	Rechecks recheck.Queue
+	// Records keeps the gateway's own records: approvals, holds,
+	// handovers, idempotency keys and the audit log. Required; share one
+	// PostgreSQL database between replicas.
+	Records records.Store
+	// Routing decides who approves what. Default erp.DefaultRouting.
+	Routing erp.Routing
+	// NotifyApprovals and NotifyHandovers queue a webhook delivery in the
+	// records' outbox for every approval left pending and every handover;
+	// a Deliverer sends them.
+	NotifyApprovals, NotifyHandovers bool
 	// IdempotencyTTL is how long a write's response is kept for replay.
 	// Default 24h.
 	IdempotencyTTL time.Duration
+	// MaxKeysPerClient caps the idempotency keys one client holds at once;
+	// a call with a new key beyond it is RATE_LIMITED. Default 10000; a
+	// negative value turns the cap off.
+	MaxKeysPerClient int
 	// ContractJSON and ContractYAML are served at /openapi.json and
 	// /openapi.yaml. Default: 404.
 	ContractJSON, ContractYAML []byte
@@ -84,11 +91,14 @@ type Options struct {
 // DefaultMaxBodyBytes is the request body limit when Options leaves it zero.
 const DefaultMaxBodyBytes = 64 << 10
 
+// DefaultMaxKeysPerClient is the idempotency key cap when Options leaves it
+// zero.
+const DefaultMaxKeysPerClient = 10000
+
 // Server is the gateway's HTTP handler.
 type Server struct {
 	erp             erp.Client
-	rechecks        recheck.Queue
-	webhook         *Webhook
+	records         records.Store
 	process         *erp.Process
 	metrics         *Metrics
 	log             *slog.Logger
@@ -110,8 +120,8 @@ type Server struct {
 
 // NewServer returns the gateway's handler over opts.ERP.
 func NewServer(opts Options) (*Server, error) {
-	if opts.ERP == nil {
-		return nil, errors.New("api: Options.ERP is required")
+	if opts.ERP == nil || opts.Records == nil {
+		return nil, errors.New("api: Options.ERP and Options.Records are required")
 	}
 	if opts.Tolerance == (erp.Tolerance{}) {
 		opts.Tolerance = erp.DefaultTolerance
@@ -131,17 +141,21 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.RunStore == nil {
 		opts.RunStore = runs.NewMemory(opts.Now)
 	}
-	if opts.Rechecks == nil {
-		opts.Rechecks = recheck.NewMemoryQueue()
-	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour
 	}
+	switch {
+	case opts.MaxKeysPerClient == 0:
+		opts.MaxKeysPerClient = DefaultMaxKeysPerClient
+	case opts.MaxKeysPerClient < 0:
+		opts.MaxKeysPerClient = 0
+	}
 	s := &Server{
-		erp:             opts.ERP,
-		rechecks:        opts.Rechecks,
-		webhook:         opts.HandoverWebhook,
-		process:         erp.NewProcess(opts.ERP, opts.Tolerance),
+		erp:     opts.ERP,
+		records: opts.Records,
+		process: erp.NewProcess(opts.ERP, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
+			Routing: opts.Routing, NotifyApprovals: opts.NotifyApprovals, NotifyHandovers: opts.NotifyHandovers,
+			Now: opts.Now}),
 		metrics:         opts.Metrics,
 		log:             opts.Logger,
 		maxBody:         opts.MaxBodyBytes,
@@ -149,7 +163,7 @@ func NewServer(opts Options) (*Server, error) {
 		postScope:       opts.PostScope,
 		protectOps:      opts.ProtectOps,
 		runs:            runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
-		idem:            newIdempotencyStore(opts.IdempotencyTTL, opts.Now),
+		idem:            &idempotencyStore{records: opts.Records, ttl: opts.IdempotencyTTL, maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
 		contractJSON:    opts.ContractJSON,
 		contractYAML:    opts.ContractYAML,
 		contractSwagger: opts.ContractSwagger,
@@ -164,6 +178,10 @@ func NewServer(opts Options) (*Server, error) {
 	s.routes(s.router)
 	return s, nil
 }
+
+// Process is the process the server's operations run, for the re-check
+// scheduler to share its rules.
+func (s *Server) Process() *erp.Process { return s.process }
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

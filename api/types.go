@@ -5,6 +5,8 @@ package api
 // conversions. Amounts, prices and quantities are decimal strings, as the
 // ERP sends them, so no precision is lost on the way to the agent.
 
+import "encoding/json"
+
 // invoiceResponse is the body of get_invoice.
 type invoiceResponse struct {
 	InvoiceID    string        `json:"invoice_id"`
@@ -154,8 +156,68 @@ type approvalResponse struct {
 	Justification  string `json:"justification"`
 	Amount         string `json:"amount"`
 	Currency       string `json:"currency"`
+	RequestedBy    string `json:"requested_by"`
 	RequestedAt    string `json:"requested_at"`
+	DecidedBy      string `json:"decided_by,omitempty"`
+	DecisionReason string `json:"decision_reason,omitempty"`
 	DecidedAt      string `json:"decided_at,omitempty"`
+}
+
+// decisionRequest is the body of decide_approval.
+type decisionRequest struct {
+	Decision       string `json:"decision"`
+	Reason         string `json:"reason"`
+	DecidedBy      string `json:"decided_by,omitempty"`
+	IdempotencyKey string `json:"idempotency_key,omitempty"`
+}
+
+// approvalListResponse is the body of list_approvals.
+type approvalListResponse struct {
+	Approvals []approvalResponse `json:"approvals"`
+	Next      string             `json:"next,omitempty"`
+}
+
+// handoverListResponse is the body of list_handovers.
+type handoverListResponse struct {
+	Handovers []handoverRecord `json:"handovers"`
+	Next      string           `json:"next,omitempty"`
+}
+
+// handoverRecord is a stored handover as people see it.
+type handoverRecord struct {
+	HandoverID string          `json:"handover_id"`
+	InvoiceID  string          `json:"invoice_id"`
+	Queue      string          `json:"queue"`
+	Code       string          `json:"code,omitempty"`
+	Status     string          `json:"status"`
+	Summary    string          `json:"summary"`
+	Evidence   []string        `json:"evidence"`
+	History    json.RawMessage `json:"history,omitempty"`
+	CreatedBy  string          `json:"created_by"`
+	CreatedAt  string          `json:"created_at"`
+	TakenBy    string          `json:"taken_by,omitempty"`
+	TakenAt    string          `json:"taken_at,omitempty"`
+	ResolvedBy string          `json:"resolved_by,omitempty"`
+	ResolvedAt string          `json:"resolved_at,omitempty"`
+	Note       string          `json:"note,omitempty"`
+}
+
+// auditResponse is the body of get_audit.
+type auditResponse struct {
+	Entries []auditEntry `json:"entries"`
+}
+
+type auditEntry struct {
+	ID         int64  `json:"id"`
+	At         string `json:"at"`
+	Client     string `json:"client"`
+	Operation  string `json:"operation"`
+	InvoiceID  string `json:"invoice_id,omitempty"`
+	ArgsDigest string `json:"args_digest"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Document   string `json:"document,omitempty"`
+	Outcome    string `json:"outcome"`
+	RequestID  string `json:"request_id"`
 }
 
 // postRequest is the body of post_invoice.
@@ -212,13 +274,19 @@ type handoverResponse struct {
 	Status     string `json:"status"`
 	Summary    string `json:"summary"`
 	CreatedAt  string `json:"created_at"`
-	Webhook    string `json:"webhook,omitempty"`
 }
 
 // healthResponse is the body of /healthz and /readyz.
 type healthResponse struct {
 	Status   string            `json:"status"`
 	Breakers map[string]string `json:"breakers,omitempty"`
+	Store    *storeHealth      `json:"store,omitempty"`
+}
+
+// storeHealth is the records store's part of /readyz.
+type storeHealth struct {
+	Engine string `json:"engine"`
+	Status string `json:"status"`
 }
 
 // runResponse is the body of get_run: a run's history and what is left of

@@ -149,34 +149,48 @@ const (
 	ApprovalRejected ApprovalStatus = "rejected"
 )
 
-// ApprovalRequest asks the ERP's approval routing for a decision on a
-// proposed action for an invoice.
+// AutoApprover is the approver of an approval the routing granted at once.
+const AutoApprover = "auto"
+
+// ApprovalRequest asks the approval routing for a decision on a proposed
+// action for an invoice.
 type ApprovalRequest struct {
 	InvoiceID      string
-	FiscalYear     string
 	ProposedAction string
 	Justification  string
-	Amount         decimal.Decimal // the gross amount the decision is about
-	Currency       string
-	IdempotencyKey string // sent to the ERP as its repeatability id; may be empty
+	// Corrected is the amount the fix changes the invoice to; nil decides
+	// on the invoice's gross amount.
+	Corrected *decimal.Decimal
+	Client    string // who asks: they may not decide it themselves
 }
 
-// Approval is the approval routing's record of a request and its decision.
+// Approval is the gateway's record of an approval request and its decision.
 type Approval struct {
 	ID             string
 	InvoiceID      string
 	FiscalYear     string
+	CompanyCode    string
 	Status         ApprovalStatus
-	Approver       string // the approver role the routing chose
+	Approver       string // the approver group the routing chose, or AutoApprover
 	ProposedAction string
 	Justification  string
 	Amount         decimal.Decimal
 	Currency       string
+	RequestedBy    string
 	RequestedAt    time.Time
+	DecidedBy      string    // empty while pending
+	DecisionReason string    // empty while pending
 	DecidedAt      time.Time // zero while pending
 }
 
-// Posting is the result of releasing (posting) an invoice.
+// Decision is a person's answer to a pending approval.
+type Decision struct {
+	Approve bool
+	By      string // the person deciding; never the requester
+	Reason  string
+}
+
+// Posting is the result of posting an invoice.
 type Posting struct {
 	InvoiceID  string
 	FiscalYear string
@@ -189,23 +203,47 @@ type Posting struct {
 	AlreadyPosted bool      // the invoice was posted before this call
 }
 
-// HoldRequest puts an invoice on hold until a re-check time.
+// HoldRequest keeps a parked invoice waiting for its goods receipts until a
+// re-check time.
 type HoldRequest struct {
-	InvoiceID      string
-	FiscalYear     string
-	Reason         string
-	RecheckAt      time.Time
-	IdempotencyKey string
+	InvoiceID string
+	Reason    string
+	RecheckAt time.Time
+	Client    string
+	// Dedupe makes the request idempotent: a second request with the same
+	// Dedupe returns the first hold. Empty: none.
+	Dedupe string
 }
 
-// Hold is the ERP's record of a hold.
+// POItemRef names a purchase order item.
+type POItemRef struct {
+	POID string
+	Item string
+}
+
+// Hold is the gateway's record of an invoice waiting for its goods receipts.
+// The invoice stays parked in the ERP meanwhile: SAP needs no write to keep
+// a parked invoice unpaid.
 type Hold struct {
-	ID         string
-	InvoiceID  string
-	FiscalYear string
-	Reason     string
-	RecheckAt  time.Time
-	Status     InvoiceStatus
+	ID          string
+	InvoiceID   string
+	FiscalYear  string
+	Reason      string
+	RecheckAt   time.Time
+	NextCheckAt time.Time
+	Checks      int
+	Awaiting    []POItemRef // goods-receipt-based items without a receipt when the hold was placed
+	Released    bool
+	CreatedBy   string
+	CreatedAt   time.Time
+	ReleasedAt  time.Time
+}
+
+// HoldEvent is one entry of a hold's history.
+type HoldEvent struct {
+	At   time.Time
+	Kind string // "placed", "rechecked", "released" or "closed"
+	Note string
 }
 
 // HandoverRequest routes an invoice to a person's queue with the context the
@@ -218,17 +256,28 @@ type HandoverRequest struct {
 	Evidence  []string
 	// History is the agent run's history the gateway attaches, as JSON:
 	// its calls, the five fields of every error it got, the budget used.
-	History        string
-	IdempotencyKey string
+	History string
+	Client  string
+	Dedupe  string // as HoldRequest.Dedupe
 }
 
-// Handover is the ERP's record of a delivered handover.
+// Handover is the gateway's record of a handover.
 type Handover struct {
-	ID        string
-	InvoiceID string
-	Queue     string
-	Status    string
-	CreatedAt time.Time
+	ID         string
+	InvoiceID  string
+	Queue      string
+	Code       string
+	Summary    string
+	Evidence   []string
+	History    string
+	Status     string // "queued", "taken" or "resolved"
+	CreatedBy  string
+	CreatedAt  time.Time
+	TakenBy    string
+	TakenAt    time.Time
+	ResolvedBy string
+	ResolvedAt time.Time
+	Note       string
 }
 
 // Invoices reads supplier invoices.
@@ -262,37 +311,11 @@ type Suppliers interface {
 	SearchSuppliers(ctx context.Context, name string, limit int) ([]Supplier, error)
 }
 
-// Approvals reaches the ERP's approval routing.
-type Approvals interface {
-	// RequestApproval submits a request; the routing decides at once below
-	// its auto-approve limit and otherwise leaves it pending for a person.
-	RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error)
-	// Approval returns an approval or a *NotFoundError.
-	Approval(ctx context.Context, id string) (Approval, error)
-}
-
-// Postings posts (releases) invoices.
+// Postings posts invoices.
 type Postings interface {
-	// PostInvoice releases a parked invoice for payment. idempotencyKey, when
-	// not empty, is sent to the ERP as its repeatability id.
+	// PostInvoice posts a parked invoice. idempotencyKey, when not empty,
+	// identifies the call for the ERP.
 	PostInvoice(ctx context.Context, inv Invoice, idempotencyKey string) (Posting, error)
-}
-
-// Holds places invoices on hold and releases them.
-type Holds interface {
-	// HoldInvoice records a hold with its re-check time.
-	HoldInvoice(ctx context.Context, req HoldRequest) (Hold, error)
-	// ReleaseHold ends the hold h.ID and lifts the invoice's payment block
-	// once no other hold is in force on it. Releasing a hold that was
-	// released before succeeds again; an unknown hold is a *NotFoundError
-	// for EntityHold.
-	ReleaseHold(ctx context.Context, h Hold) error
-}
-
-// Handovers delivers handovers to people's queues.
-type Handovers interface {
-	// HandOver stores the handover in the queue and returns its record.
-	HandOver(ctx context.Context, req HandoverRequest) (Handover, error)
 }
 
 // Client is everything the gateway needs from an ERP.
@@ -301,10 +324,7 @@ type Client interface {
 	PurchaseOrders
 	GoodsReceipts
 	Suppliers
-	Approvals
 	Postings
-	Holds
-	Handovers
 }
 
 // Message is an ERP message that came with a successful answer, such as a

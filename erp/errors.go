@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/shopspring/decimal"
 )
 
 // Entity names a kind of ERP business object.
@@ -17,6 +19,7 @@ const (
 	EntitySupplier      Entity = "supplier"
 	EntityApproval      Entity = "approval"
 	EntityHold          Entity = "hold"
+	EntityHandover      Entity = "handover"
 )
 
 // NotFoundError says the ERP has no object with the given id.
@@ -99,6 +102,47 @@ func (e *ApprovalMissingError) Error() string {
 	return fmt.Sprintf("invoice %s has no approved approval (%s %s)", e.InvoiceID, e.Reason, e.ApprovalID)
 }
 
+// NoApproverError says the approval routing has no approver for the amount
+// in the invoice's company code.
+type NoApproverError struct {
+	InvoiceID   string
+	CompanyCode string
+	Amount      decimal.Decimal
+}
+
+func (e *NoApproverError) Error() string {
+	return fmt.Sprintf("no approver for invoice %s (company code %s, amount %s)", e.InvoiceID, e.CompanyCode, e.Amount)
+}
+
+// The reasons a decision on an approval is refused.
+const (
+	DecisionNotPending    = "not_pending"
+	DecisionSameRequester = "same_requester"
+)
+
+// DecisionRefusedError says a decision on an approval cannot be taken: it
+// was decided before, or the decider requested it (segregation of duties).
+type DecisionRefusedError struct {
+	ApprovalID string
+	Reason     string         // DecisionNotPending or DecisionSameRequester
+	Status     ApprovalStatus // the approval's status as it is
+	Approver   string         // the approver group that should decide
+}
+
+func (e *DecisionRefusedError) Error() string {
+	return fmt.Sprintf("decision on approval %s refused: %s", e.ApprovalID, e.Reason)
+}
+
+// InvoicePostedError says a step that needs a parked invoice found it
+// posted.
+type InvoicePostedError struct {
+	InvoiceID string
+}
+
+func (e *InvoicePostedError) Error() string {
+	return fmt.Sprintf("invoice %s is already posted", e.InvoiceID)
+}
+
 // Service names an ERP service, the unit of breakers and metrics.
 type Service string
 
@@ -108,12 +152,11 @@ const (
 	ServicePurchaseOrder    Service = "purchase_order"
 	ServiceMaterialDocument Service = "material_document"
 	ServiceBusinessPartner  Service = "business_partner"
-	ServiceProcess          Service = "process"
 )
 
 // Services lists every ERP service the gateway calls.
 var Services = []Service{ServiceSupplierInvoice, ServicePurchaseOrder, ServiceMaterialDocument,
-	ServiceBusinessPartner, ServiceProcess}
+	ServiceBusinessPartner}
 
 // UpstreamError is a failure reported by the ERP or on the way to it. ERP
 // adapters return it for everything that is not a NotFoundError; errmap turns

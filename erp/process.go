@@ -10,6 +10,8 @@ import (
 
 	"github.com/shopspring/decimal"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/erpgate/erpgate/erp/records"
 )
 
 // Process runs the accounts-payable steps that take more than one ERP call:
@@ -18,14 +20,48 @@ import (
 // (supplier blocked, PO closed, goods receipt missing, duplicate) and
 // returns them as typed errors; it does not decide codes or statuses.
 type Process struct {
-	client    Client
-	tolerance Tolerance
+	client          Client
+	records         records.Store
+	tolerance       Tolerance
+	routing         Routing
+	notifyApprovals bool
+	notifyHandovers bool
+	now             func() time.Time
 }
 
-// NewProcess returns a Process over the client with the given match
-// tolerance.
-func NewProcess(client Client, tol Tolerance) *Process {
-	return &Process{client: client, tolerance: tol}
+// ProcessOptions configures a Process. Records is required; every other
+// zero field takes the default documented beside it.
+type ProcessOptions struct {
+	// Records keeps the approvals, holds and handovers. Required.
+	Records records.Store
+	// Tolerance is the three-way match tolerance. Zero: DefaultTolerance.
+	Tolerance Tolerance
+	// Routing decides who approves what. Zero: DefaultRouting.
+	Routing Routing
+	// NotifyApprovals queues a webhook delivery for every approval left
+	// pending for a person; NotifyHandovers for every handover.
+	NotifyApprovals, NotifyHandovers bool
+	// Now is the clock of the records. Nil: time.Now.
+	Now func() time.Time
+}
+
+// NewProcess returns a Process over the ERP client. It panics without
+// opts.Records, which is a programming error.
+func NewProcess(client Client, opts ProcessOptions) *Process {
+	if opts.Records == nil {
+		panic("erp: ProcessOptions.Records is required")
+	}
+	if opts.Tolerance == (Tolerance{}) {
+		opts.Tolerance = DefaultTolerance
+	}
+	if opts.Routing.Default.Bands == nil && opts.Routing.Default.AutoApproveLimit.IsZero() && opts.Routing.CompanyCodes == nil {
+		opts.Routing = DefaultRouting
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return &Process{client: client, records: opts.Records, tolerance: opts.Tolerance, routing: opts.Routing,
+		notifyApprovals: opts.NotifyApprovals, notifyHandovers: opts.NotifyHandovers, now: opts.Now}
 }
 
 // matchReads is how many ERP reads one three-way match has in flight at
@@ -103,7 +139,7 @@ func (p *Process) ThreeWayMatch(ctx context.Context, invoiceID string) (MatchRes
 			if r.err != nil {
 				return MatchResult{}, r.err
 			}
-			if len(r.list) == 0 {
+			if awaitsReceipt(item, r.list) {
 				return MatchResult{}, &GRMissingError{POID: line.POID, Item: line.POItem}
 			}
 			for _, gr := range r.list {
@@ -130,10 +166,17 @@ func (p *Process) GoodsReceipt(ctx context.Context, poID, item string) (POItem, 
 	if err != nil {
 		return POItem{}, nil, err
 	}
-	if len(receipts) == 0 && it.GoodsReceiptBased {
+	if awaitsReceipt(it, receipts) {
 		return POItem{}, nil, &GRMissingError{POID: poID, Item: item}
 	}
 	return it, receipts, nil
+}
+
+// awaitsReceipt is the one rule of when an item still waits for its goods:
+// it is goods-receipt-based and has no uncancelled receipt. The three-way
+// match answers GR_MISSING by it, and a hold is released by it.
+func awaitsReceipt(it POItem, receipts []GoodsReceipt) bool {
+	return it.GoodsReceiptBased && len(receipts) == 0
 }
 
 // readGroup runs reads that each record their own result, in goroutines
@@ -224,24 +267,6 @@ func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
 	return nil
 }
 
-// RequestApproval asks the approval routing to decide on a proposed action.
-// The amount decided on is the corrected amount when the fix changes it,
-// else the invoice's gross amount.
-func (p *Process) RequestApproval(ctx context.Context, invoiceID, action, justification string, corrected *decimal.Decimal, key string) (Approval, error) {
-	inv, err := p.client.Invoice(ctx, invoiceID)
-	if err != nil {
-		return Approval{}, err
-	}
-	amount := inv.GrossAmount
-	if corrected != nil {
-		amount = *corrected
-	}
-	return p.client.RequestApproval(ctx, ApprovalRequest{
-		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, ProposedAction: action,
-		Justification: justification, Amount: amount, Currency: inv.Currency, IdempotencyKey: key,
-	})
-}
-
 // PostInvoice posts the invoice if approvalID names an approved approval for
 // it; otherwise it returns an *ApprovalMissingError saying why. An invoice
 // that is already posted is not posted again: its posting is returned with
@@ -256,7 +281,7 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 		missing.Reason = ApprovalAbsent
 		return Posting{}, Approval{}, missing
 	}
-	appr, err := p.client.Approval(ctx, approvalID)
+	appr, err := p.Approval(ctx, approvalID)
 	var nf *NotFoundError
 	switch {
 	case errors.As(err, &nf):
@@ -280,26 +305,4 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
 	return posting, appr, err
-}
-
-// HoldInvoice puts the invoice on hold until recheckAt.
-func (p *Process) HoldInvoice(ctx context.Context, invoiceID, reason string, recheckAt time.Time, key string) (Hold, error) {
-	inv, err := p.client.Invoice(ctx, invoiceID)
-	if err != nil {
-		return Hold{}, err
-	}
-	return p.client.HoldInvoice(ctx, HoldRequest{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear,
-		Reason: reason, RecheckAt: recheckAt, IdempotencyKey: key})
-}
-
-// HandOver routes the invoice to a person's queue. The invoice must exist in
-// the ERP unless mayBeUnknown is set: an invoice the ERP does not know is
-// itself something a person has to sort out.
-func (p *Process) HandOver(ctx context.Context, req HandoverRequest, mayBeUnknown bool) (Handover, error) {
-	if !mayBeUnknown {
-		if _, err := p.client.Invoice(ctx, req.InvoiceID); err != nil {
-			return Handover{}, err
-		}
-	}
-	return p.client.HandOver(ctx, req)
 }

@@ -39,6 +39,12 @@ const (
 	Internal             Code = "INTERNAL"
 )
 
+// The outcomes of a person's decision on an approval.
+const (
+	ApprovalDecided     Code = "APPROVAL_DECIDED"
+	SegregationOfDuties Code = "SEGREGATION_OF_DUTIES"
+)
+
 // NextAction is the move the agent is expected to make after an outcome.
 type NextAction string
 
@@ -118,6 +124,10 @@ var catalogue = []Entry{
 		"The idempotency key was used before with other arguments."},
 	{RateLimited, http.StatusTooManyRequests, true, HoldAndRecheck, "", true,
 		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
+	{ApprovalDecided, http.StatusConflict, false, StopAndEscalate, "", true,
+		"A decision on an approval that was decided before: the decision stands (details.status)."},
+	{SegregationOfDuties, http.StatusConflict, false, RouteToPerson, "", true,
+		"The client that requested an approval cannot decide it; another person of details.approver must."},
 	{Internal, http.StatusInternalServerError, false, StopAndEscalate, "", true,
 		"A fault in the gateway. The message is generic; the log has the cause under the request id."},
 }

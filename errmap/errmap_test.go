@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
 )
@@ -48,8 +50,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 20 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes and 10 gateway codes", len(seen))
+	if len(seen) != 22 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 10 gateway codes and 2 decision outcomes", len(seen))
 	}
 }
 
@@ -80,6 +82,8 @@ func TestPublishedTable(t *testing.T) {
 		errmap.BudgetExhausted:      {409, false, errmap.RouteToPerson, ""},
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
 		errmap.RateLimited:          {429, true, errmap.HoldAndRecheck, ""},
+		errmap.ApprovalDecided:      {409, false, errmap.StopAndEscalate, ""},
+		errmap.SegregationOfDuties:  {409, false, errmap.RouteToPerson, ""},
 		errmap.Internal:             {500, false, errmap.StopAndEscalate, ""},
 	}
 	for code, w := range want {
@@ -187,6 +191,76 @@ func TestMapDomainErrors(t *testing.T) {
 	}
 }
 
+// TestMapProcessErrors: the refusals of the gateway's own approval
+// routing and records, each with its whole outcome.
+func TestMapProcessErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		err       error
+		code      errmap.Code
+		status    int
+		next      errmap.NextAction
+		retryable bool
+		details   map[string]any
+		mentions  []string // ids the message names
+	}{
+		{"no approver", &erp.NoApproverError{InvoiceID: "5105600108", CompanyCode: "1010", Amount: decimal.RequireFromString("250000.00")},
+			errmap.ApproverNotFound, 422, errmap.RouteToPerson, false,
+			map[string]any{"invoice_id": "5105600108", "queue": "ap_lead"}, []string{"5105600108"}},
+		{"decided before", &erp.DecisionRefusedError{ApprovalID: "A0000007", Reason: erp.DecisionNotPending,
+			Status: erp.ApprovalApproved, Approver: "ap_manager"},
+			errmap.ApprovalDecided, 409, errmap.StopAndEscalate, false,
+			map[string]any{"approval_id": "A0000007", "reason": "not_pending", "status": "approved"}, []string{"A0000007", "approved"}},
+		{"rejected before", &erp.DecisionRefusedError{ApprovalID: "A0000008", Reason: erp.DecisionNotPending,
+			Status: erp.ApprovalRejected, Approver: "finance_director"},
+			errmap.ApprovalDecided, 409, errmap.StopAndEscalate, false,
+			map[string]any{"approval_id": "A0000008", "reason": "not_pending", "status": "rejected"}, []string{"A0000008", "rejected"}},
+		{"same requester", &erp.DecisionRefusedError{ApprovalID: "A0000009", Reason: erp.DecisionSameRequester,
+			Status: erp.ApprovalPending, Approver: "ap_manager"},
+			errmap.SegregationOfDuties, 409, errmap.RouteToPerson, false,
+			map[string]any{"approval_id": "A0000009", "reason": "same_requester", "status": "pending", "approver": "ap_manager"},
+			[]string{"A0000009", "ap_manager"}},
+		{"wrapped same requester", fmt.Errorf("decide: %w", &erp.DecisionRefusedError{ApprovalID: "A0000010",
+			Reason: erp.DecisionSameRequester, Status: erp.ApprovalPending, Approver: "finance_director"}),
+			errmap.SegregationOfDuties, 409, errmap.RouteToPerson, false,
+			map[string]any{"approval_id": "A0000010", "reason": "same_requester", "status": "pending", "approver": "finance_director"},
+			[]string{"A0000010", "finance_director"}},
+		{"invoice posted", &erp.InvoicePostedError{InvoiceID: "5105600100"},
+			errmap.InvalidRequest, 400, errmap.FixInputAndRetry, false,
+			map[string]any{"invoice_id": "5105600100", "reason": "already_posted"}, []string{"5105600100"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := errmap.Map(tt.err)
+			if e.Code != tt.code {
+				t.Fatalf("code = %s, want %s", e.Code, tt.code)
+			}
+			if e.Status != tt.status || e.NextAction != tt.next || e.Retryable != tt.retryable {
+				t.Errorf("status %d next_action %s retryable %v, want %d %s %v", e.Status, e.NextAction, e.Retryable,
+					tt.status, tt.next, tt.retryable)
+			}
+			if !reflect.DeepEqual(e.Details, tt.details) {
+				t.Errorf("details = %v, want %v", e.Details, tt.details)
+			}
+			if e.Message == "" || len(e.Message) > 200 {
+				t.Errorf("message %q: want 1 to 200 characters", e.Message)
+			}
+			for _, id := range tt.mentions {
+				if !strings.Contains(e.Message, id) {
+					t.Errorf("message %q does not name %s", e.Message, id)
+				}
+			}
+			if !errors.Is(e, tt.err) {
+				t.Errorf("cause not kept for the log")
+			}
+			b := e.Body()
+			if b.Code != tt.code || b.NextAction != tt.next || b.Retryable != tt.retryable {
+				t.Errorf("body = %+v, want code %s next_action %s retryable %v", b, tt.code, tt.next, tt.retryable)
+			}
+		})
+	}
+}
+
 func TestMapUpstream(t *testing.T) {
 	dial := &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	reset := &net.OpError{Op: "read", Net: "tcp", Err: syscall.ECONNRESET}
@@ -209,14 +283,11 @@ func TestMapUpstream(t *testing.T) {
 		{"supplier 06/027", &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/027"}}, errmap.SupplierNotFound},
 		{"gr M8/081", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/081"}, Keys: map[string]string{"po_id": "4500018822", "item": "20"}}, errmap.GRMissing},
 		{"supplier blocked F5/351", &erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/351"}}, errmap.SupplierNotFound},
-		{"supplier unknown ZERPGATE/020", &erp.UpstreamError{Status: 400, MessageIDs: []string{"ZERPGATE/020"}}, errmap.SupplierNotFound},
-		{"not parked ZERPGATE/030", &erp.UpstreamError{Status: 400, MessageIDs: []string{"ZERPGATE/030"}, Keys: keys}, errmap.InvalidRequest},
-		{"no approver", &erp.UpstreamError{Status: 400, MessageIDs: []string{"ZERPGATE/010"}}, errmap.ApproverNotFound},
 		{"second id decides", &erp.UpstreamError{Status: 400, MessageIDs: []string{"/IWBEP/CX_MGW_BUSI_EXCEPTION", "M8/108"}}, errmap.DuplicateInvoice},
 		{"404 invoice", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Keys: keys}, errmap.InvoiceNotFound},
 		{"404 po", &erp.UpstreamError{Service: erp.ServicePurchaseOrder, Status: 404, Keys: map[string]string{"po_id": "4500019822"}}, errmap.PONotFound},
 		{"404 supplier", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 404, Keys: map[string]string{"supplier_id": "100999"}}, errmap.SupplierNotFound},
-		{"404 approval", &erp.UpstreamError{Service: erp.ServiceProcess, Status: 404, Keys: map[string]string{"approval_id": "A1"}}, errmap.ApprovalMissing},
+		{"404 approval", &erp.UpstreamError{Status: 404, Keys: map[string]string{"approval_id": "A1"}}, errmap.ApprovalMissing},
 		{"429", &erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 2 * time.Second}, errmap.ERPUnavailable},
 		{"503", &erp.UpstreamError{Status: 503, Transient: true}, errmap.ERPUnavailable},
 		{"html 500", &erp.UpstreamError{Status: 500, Transient: true}, errmap.ERPUnavailable},

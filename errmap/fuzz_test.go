@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/shopspring/decimal"
+
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
 )
@@ -33,10 +35,12 @@ type mapInput struct {
 }
 
 var (
-	fuzzServices   = []erp.Service{"", erp.ServiceSupplierInvoice, erp.ServicePurchaseOrder, erp.ServiceMaterialDocument, erp.ServiceBusinessPartner, erp.ServiceProcess}
-	fuzzOperations = []string{"", "read invoice", "release invoice", "request approval", "place hold", "hand over"}
-	fuzzEntities   = []erp.Entity{erp.EntityInvoice, erp.EntityPurchaseOrder, erp.EntityPOItem, erp.EntitySupplier, erp.EntityApproval, erp.EntityHold, "other"}
+	fuzzServices   = []erp.Service{"", erp.ServiceSupplierInvoice, erp.ServicePurchaseOrder, erp.ServiceMaterialDocument, erp.ServiceBusinessPartner}
+	fuzzOperations = []string{"", "read invoice", "release invoice", "read purchase order", "read goods receipts", "read supplier"}
+	fuzzEntities   = []erp.Entity{erp.EntityInvoice, erp.EntityPurchaseOrder, erp.EntityPOItem, erp.EntitySupplier, erp.EntityApproval, erp.EntityHold, erp.EntityHandover, "other"}
 	fuzzReasons    = []string{erp.ApprovalAbsent, erp.ApprovalUnknown, erp.ApprovalNotYet, erp.ApprovalWasRejected, erp.ApprovalOtherInvoice, ""}
+	fuzzDecisions  = []string{erp.DecisionNotPending, erp.DecisionSameRequester, ""}
+	fuzzApprStatus = []erp.ApprovalStatus{erp.ApprovalPending, erp.ApprovalApproved, erp.ApprovalRejected, ""}
 )
 
 // build returns the error the input describes. With withText false the
@@ -48,7 +52,7 @@ func (in mapInput) build(withText bool) error {
 	}
 	v := int(in.variant)
 	var err error
-	switch in.kind % 10 {
+	switch in.kind % 11 {
 	case 0, 1, 2, 3: // the common case: an answer or a failure on the way
 		keys := map[string]string{}
 		for k, val := range map[string]string{"invoice_id": in.invoiceID, "po_id": in.poID, "item": in.item,
@@ -98,6 +102,20 @@ func (in mapInput) build(withText bool) error {
 			e := cat[v%len(cat)]
 			err = errmap.New(e.Code, "A named error from a handler.", map[string]any{"n": v})
 		}
+	case 10: // the refusals of the gateway's own approval routing and records
+		switch v % 3 {
+		case 0:
+			amount, derr := decimal.NewFromString(in.item)
+			if derr != nil {
+				amount = decimal.NewFromInt(int64(in.attempts))
+			}
+			err = &erp.NoApproverError{InvoiceID: in.invoiceID, CompanyCode: in.poID, Amount: amount}
+		case 1:
+			err = &erp.DecisionRefusedError{ApprovalID: in.approvalID, Reason: fuzzDecisions[(v/3)%len(fuzzDecisions)],
+				Status: fuzzApprStatus[(v/9)%len(fuzzApprStatus)], Approver: in.supplierID}
+		default:
+			err = &erp.InvoicePostedError{InvoiceID: in.invoiceID}
+		}
 	}
 	switch in.wrap % 4 {
 	case 1:
@@ -136,7 +154,8 @@ func FuzzMap(f *testing.F) {
 	add(0, 18, 0, 503, "", "", "", "", "", "", "", "", int64(4*time.Second), 0)
 	add(0, 1, 0, 200, "", "", "5105600101", "", "", "", "", "malformed response", 0, 1)
 	add(0, 0, 0, 401, "", "", "", "", "", "", "", "Unauthorized user SAPUSER password s3cret", 0, 1)
-	add(0, 1, 0, 400, "ZERPGATE/030", "", "5105600101", "", "", "", "", "", 0, 1)
+	add(0, 1, 0, 400, "06/025", "", "5105600104", "", "", "100999", "", "", 0, 1)
+	add(0, 1, 0, 400, "M8/255", "", "5105600100", "", "", "", "", leak, 0, 1)
 	add(0, 1, 0, 400, "M8/081", "", "", "4500018822", "20", "", "", "", -1, -1)
 	add(0, 3, 0, 503, "", "", "", "", "", "", "", "", 1<<62, 1<<40)
 	add(4, 2, 0, 0, "", "", "4500019822", "", "10", "", "", "", 0, 0)
@@ -148,6 +167,10 @@ func FuzzMap(f *testing.F) {
 	add(9, 2, 0, 0, "", "", "", "", "", "", "", "nil map in handler\ngoroutine 7 [running]", 0, 0)
 	add(9, 0, 3, 0, "", "", "", "", "", "", "", "", 0, 0)
 	add(0, 1, 0, 400, "M8/108", "", "5105600101\"},\"code\":\"OK", "", "", "", "", "\xff\xfe\u2028", 0, 1)
+	add(10, 0, 0, 0, "", "", "5105600108", "1010", "250000.00", "", "", "", 0, 0)
+	add(10, 1, 1, 0, "", "", "", "", "", "ap_manager", "A0000007", "", 0, 0)
+	add(10, 4, 2, 0, "", "", "", "", "", "finance_director", "A0000009", "", 0, 0)
+	add(10, 2, 3, 0, "", "", "5105600100", "", "", "", "", "", 0, 0)
 
 	f.Fuzz(func(t *testing.T, kind, variant, wrap uint8, status int, id1, id2, inv, po, item, sup, appr, text string, ra int64, attempts int) {
 		in := mapInput{kind: kind, variant: variant, wrap: wrap, status: status, ids: [2]string{id1, id2}, invoiceID: inv,

@@ -29,10 +29,6 @@ var messageCodes = map[string]Code{
 	"F5/201": PeriodClosed,
 	"M7/053": PeriodClosed,
 	"M8/535": PeriodClosed,
-	// The customer's process service (ZERPGATE_PROCESS_SRV).
-	"ZERPGATE/010": ApproverNotFound, // no approver for the amount
-	"ZERPGATE/020": SupplierNotFound, // invoicing party not in the supplier master
-	"ZERPGATE/030": InvalidRequest,   // the invoice is not parked: already posted
 }
 
 // warningCodes are SAP warnings on a successful posting that mean the
@@ -74,6 +70,9 @@ func mapErr(err error) *Error {
 		grm      *erp.GRMissingError
 		dup      *erp.DuplicateInvoiceError
 		missing  *erp.ApprovalMissingError
+		noAppr   *erp.NoApproverError
+		refused  *erp.DecisionRefusedError
+		posted   *erp.InvoicePostedError
 		upstream *erp.UpstreamError
 	)
 	switch {
@@ -107,6 +106,16 @@ func mapErr(err error) *Error {
 		return New(DuplicateInvoice, msg, d)
 	case errors.As(err, &missing):
 		return approvalMissing(missing)
+	case errors.As(err, &noAppr):
+		return New(ApproverNotFound,
+			fmt.Sprintf("The approval routing has no approver for invoice %s at this amount. Route to the AP lead.", noAppr.InvoiceID),
+			map[string]any{"invoice_id": noAppr.InvoiceID})
+	case errors.As(err, &refused):
+		return decisionRefused(refused)
+	case errors.As(err, &posted):
+		return New(InvalidRequest,
+			fmt.Sprintf("Invoice %s is already posted, so this step no longer applies to it. Do not repeat it.", posted.InvoiceID),
+			map[string]any{"invoice_id": posted.InvoiceID, "reason": "already_posted"})
 	case errors.As(err, &upstream):
 		return fromUpstream(upstream)
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
@@ -169,6 +178,17 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 		msg = fmt.Sprintf("Approval %s belongs to invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)
 	}
 	return New(ApprovalMissing, msg, d)
+}
+
+func decisionRefused(r *erp.DecisionRefusedError) *Error {
+	d := map[string]any{"approval_id": r.ApprovalID, "reason": r.Reason, "status": string(r.Status)}
+	if r.Reason == erp.DecisionSameRequester {
+		d["approver"] = r.Approver
+		return New(SegregationOfDuties,
+			fmt.Sprintf("Approval %s cannot be decided by the client that requested it. Another person of %s must decide.", r.ApprovalID, r.Approver), d)
+	}
+	return New(ApprovalDecided,
+		fmt.Sprintf("Approval %s was decided before (%s); a decision stands. Request a new approval to change course.", r.ApprovalID, r.Status), d)
 }
 
 func fromUpstream(u *erp.UpstreamError) *Error {
@@ -239,15 +259,6 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 			withKeys(u, nil))
 	case PeriodClosed:
 		return New(PeriodClosed, "The posting period"+about(u)+" is closed in the ERP. Stop and escalate to finance.", withKeys(u, nil))
-	case InvalidRequest:
-		what := "The invoice"
-		if id := k["invoice_id"]; id != "" {
-			what = "Invoice " + id
-		}
-		return New(InvalidRequest, what+" is already posted, so this step no longer applies to it. Do not repeat it.",
-			withKeys(u, map[string]any{"reason": "already_posted"}))
-	case ApproverNotFound:
-		return New(ApproverNotFound, "The approval routing has no approver"+about(u)+" at this amount. Route to the AP lead.", withKeys(u, nil))
 	}
 	return New(Internal, internalMessage, nil)
 }

@@ -135,19 +135,24 @@ func TestSAPNotFoundOnReads(t *testing.T) {
 		if got := errmap.Map(err); got.Code != errmap.InvoiceNotFound || got.Details["invoice_id"] != "5105600999" {
 			t.Errorf("%s: A_SupplierInvoice 404 = %s %v", form, got.Code, got.Details)
 		}
-		_, err = c.Approval(ctx, "A0000404")
-		if got := errmap.Map(err); got.Code != errmap.ApprovalMissing || got.Details["reason"] != "unknown" {
-			t.Errorf("%s: approval 404 = %s %v", form, got.Code, got.Details)
-		}
 	}
 }
 
-func TestSAPNoApprover(t *testing.T) {
+// TestSAPAlreadyPosted: SAP's M8/255 on a posting is no error to map: the
+// invoice is posted, and the call settles as posted before.
+func TestSAPAlreadyPosted(t *testing.T) {
 	for _, form := range forms {
-		c := scripted(t, http.StatusBadRequest, nil, envelope(form, "ZERPGATE/010"))
-		_, err := c.RequestApproval(context.Background(), erp.ApprovalRequest{InvoiceID: "5105600108", FiscalYear: "2026"})
-		if got := errmap.Map(err); got.Code != errmap.ApproverNotFound || got.Details["queue"] != "ap_lead" {
-			t.Errorf("%s: %s %v, want APPROVER_NOT_FOUND to ap_lead", form, got.Code, got.Details)
+		c := scripted(t, http.StatusBadRequest, nil, envelope(form, "M8/255"))
+		p, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600100", FiscalYear: "2026"}, "")
+		if err != nil {
+			t.Errorf("%s: got %v (%s), want the posting", form, err, errmap.Map(err).Code)
+			continue
+		}
+		if !p.AlreadyPosted || p.Status != erp.InvoicePosted || p.InvoiceID != "5105600100" || p.FiscalYear != "2026" {
+			t.Errorf("%s: posting %+v, want 5105600100/2026 posted before", form, p)
+		}
+		if got := errmap.Info(p.Messages, p.PaymentBlock); got != "" {
+			t.Errorf("%s: info %q, want none", form, got)
 		}
 	}
 }
@@ -227,10 +232,6 @@ func TestSAPTimeouts(t *testing.T) {
 	_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
 	if got := errmap.Map(err); got.Code != errmap.ERPOutcomeUnknown || got.Details["invoice_id"] != "5105600101" {
 		t.Errorf("post timeout = %s %v, want ERP_OUTCOME_UNKNOWN for the invoice", got.Code, got.Details)
-	}
-	_, err = c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600101", Queue: "ap_queue", Summary: "x"})
-	if got := errmap.Map(err); got.Code != errmap.ERPOutcomeUnknown {
-		t.Errorf("create timeout = %s, want ERP_OUTCOME_UNKNOWN", got.Code)
 	}
 	_, err = c.PurchaseOrder(context.Background(), "4500018822")
 	if got := errmap.Map(err); got.Code != errmap.ERPUnavailable {

@@ -3,6 +3,7 @@ package openapi
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"slices"
@@ -16,7 +17,8 @@ import (
 	"github.com/erpgate/erpgate/errmap"
 )
 
-// operations are the tools the contract publishes, by operationId.
+// operations are the tools the contract publishes for agents, by
+// operationId.
 var operations = []string{
 	"get_invoice",
 	"get_purchase_order",
@@ -32,19 +34,66 @@ var operations = []string{
 	"get_run",
 }
 
+// peopleOperations are the operations of people, not agents' tools, by
+// operationId, with the scope each needs.
+var peopleOperations = map[string]string{
+	"list_approvals":  "approve",
+	"decide_approval": "approve",
+	"list_handovers":  "review",
+	"get_audit":       "audit",
+}
+
+const (
+	audienceExtension = "x-erpgate-audience"
+	peopleTag         = "people"
+)
+
+// isPeople reports whether the contract marks op as an operation of people.
+func isPeople(op *openapi3.Operation) bool {
+	return fmt.Sprint(op.Extensions[audienceExtension]) == peopleTag
+}
+
 // optionalResponseFields are the response fields the API omits when empty
 // (omitempty in api/types.go); every other response field is required.
 var optionalResponseFields = map[string]bool{
-	"payment_block": true,
-	"closed_reason": true,
-	"decided_at":    true,
-	"info_code":     true,
-	"webhook":       true,
+	"payment_block":   true,
+	"closed_reason":   true,
+	"decided_by":      true,
+	"decision_reason": true,
+	"decided_at":      true,
+	"info_code":       true,
+	"next":            true,
+	"history":         true,
+	"taken_by":        true,
+	"taken_at":        true,
+	"resolved_by":     true,
+	"resolved_at":     true,
+	"note":            true,
+	"document":        true,
 }
+
+// handoverItems and historyAt are the schema paths of a listed handover and
+// of the run's history it carries (the shape of RunResponse).
+const (
+	handoverItems = "HandoverListResponse/properties/handovers/items"
+	historyAt     = handoverItems + "/properties/history"
+	auditItems    = "AuditResponse/properties/entries/items"
+)
 
 // optionalAt are fields optional in one place only, by schema path.
 var optionalAt = map[string]bool{
-	"RunResponse/properties/calls/items.invoice_id": true,
+	"RunResponse/properties/calls/items.invoice_id":  true,
+	historyAt + "/properties/calls/items.invoice_id": true,
+	handoverItems + ".code":                          true,
+	auditItems + ".invoice_id":                       true,
+	auditItems + ".approval_id":                      true,
+}
+
+// openAt are the objects open to any field: the details of an error.
+var openAt = map[string]bool{
+	"Error/properties/details":                                true,
+	"RunResponse/properties/errors/items/properties/details":  true,
+	historyAt + "/properties/errors/items/properties/details": true,
 }
 
 const errorSchemaRef = "#/components/schemas/Error"
@@ -109,8 +158,8 @@ func TestOperationsPublished(t *testing.T) {
 	for _, o := range allOperations(doc) {
 		id := o.op.OperationID
 		count[id]++
-		if !slices.Contains(operations, id) {
-			t.Errorf("%s %s: operationId %q is not a published tool", o.method, o.path, id)
+		if _, ok := peopleOperations[id]; !ok && !slices.Contains(operations, id) {
+			t.Errorf("%s %s: operationId %q is neither a published tool nor an operation of people", o.method, o.path, id)
 		}
 		if o.op.Summary == "" || o.op.Description == "" {
 			t.Errorf("%s: summary %q, description %q, want both", id, o.op.Summary, o.op.Description)
@@ -124,10 +173,119 @@ func TestOperationsPublished(t *testing.T) {
 			}
 		}
 	}
-	for _, id := range operations {
+	for _, id := range append(slices.Clone(operations), slices.Sorted(maps.Keys(peopleOperations))...) {
 		if count[id] != 1 {
 			t.Errorf("operationId %s appears %d times, want 1", id, count[id])
 		}
+	}
+}
+
+// TestPeopleOperations checks that exactly the operations of people carry
+// x-erpgate-audience people, are tagged people and no other tag, belong to
+// no run, and that the contract names the scope each needs.
+func TestPeopleOperations(t *testing.T) {
+	doc := load(t)
+	tag := doc.Tags.Get(peopleTag)
+	if tag == nil || tag.Description == "" {
+		t.Errorf("the tag %s is not declared with a description", peopleTag)
+	}
+	seen := map[string]bool{}
+	for _, o := range allOperations(doc) {
+		id := o.op.OperationID
+		_, want := peopleOperations[id]
+		if v, ok := o.op.Extensions[audienceExtension]; ok != want || (ok && fmt.Sprint(v) != peopleTag) {
+			t.Errorf("%s: %s = %v (set %v), want set %v", id, audienceExtension, v, ok, want)
+		}
+		if slices.Contains(o.op.Tags, peopleTag) != want {
+			t.Errorf("%s: tags %v; the tag %s is for the operations of people only", id, o.op.Tags, peopleTag)
+		}
+		if !want {
+			continue
+		}
+		seen[id] = true
+		if !slices.Equal(o.op.Tags, []string{peopleTag}) {
+			t.Errorf("%s: tags %v, want only %s", id, o.op.Tags, peopleTag)
+		}
+		for _, p := range o.op.Parameters {
+			if p.Value.Name == "run_id" || p.Value.Name == "X-Run-Id" {
+				t.Errorf("%s: declares %s, but an operation of people belongs to no run", id, p.Value.Name)
+			}
+		}
+		if body := o.op.RequestBody; body != nil {
+			if body.Value.Content.Get("application/json").Schema.Value.Properties["run_id"] != nil {
+				t.Errorf("%s: the body takes run_id, but an operation of people belongs to no run", id)
+			}
+		}
+		if scope := peopleOperations[id]; !strings.Contains(o.op.Description, "the "+scope+" scope") {
+			t.Errorf("%s: the description does not name the %s scope", id, scope)
+		}
+	}
+	for id := range peopleOperations {
+		if !seen[id] {
+			t.Errorf("the contract has no operation of people %s", id)
+		}
+	}
+	auth := doc.Components.SecuritySchemes["bearer_auth"].Value.Description
+	for _, scope := range []string{"read", "write", "approve", "review", "audit"} {
+		if !strings.Contains(auth, scope+" for") {
+			t.Errorf("bearer_auth does not say what the %s scope is for", scope)
+		}
+	}
+}
+
+// TestSameShapes checks that a list item or a nested object written out
+// inline (the schemas are flat: no $ref below the top) has the shape of the
+// schema it copies: the same fields, types, patterns, enums and required
+// fields.
+func TestSameShapes(t *testing.T) {
+	doc := load(t)
+	at := func(path ...string) *openapi3.Schema {
+		s := doc.Components.Schemas[path[0]].Value
+		for _, p := range path[1:] {
+			if p == "items" {
+				s = s.Items.Value
+				continue
+			}
+			s = s.Properties[p].Value
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name       string
+		copy, orig *openapi3.Schema
+	}{
+		{"ApprovalListResponse.approvals[]", at("ApprovalListResponse", "approvals", "items"), at("ApprovalResponse")},
+		{"HandoverListResponse.handovers[].history", at("HandoverListResponse", "handovers", "items", "history"), at("RunResponse")},
+		{"SupplierSearchResponse.suppliers[]", at("SupplierSearchResponse", "suppliers", "items"), at("SupplierResponse")},
+	} {
+		sameShape(t, c.name, c.copy, c.orig)
+	}
+}
+
+func sameShape(t *testing.T, at string, got, want *openapi3.Schema) {
+	t.Helper()
+	if !slices.Equal(got.Type.Slice(), want.Type.Slice()) || got.Pattern != want.Pattern || got.Format != want.Format ||
+		fmt.Sprint(got.Enum) != fmt.Sprint(want.Enum) {
+		t.Errorf("%s: type %v pattern %q format %q enum %v, want %v %q %q %v", at,
+			got.Type.Slice(), got.Pattern, got.Format, got.Enum, want.Type.Slice(), want.Pattern, want.Format, want.Enum)
+	}
+	if g, w := got.AdditionalProperties.Has, want.AdditionalProperties.Has; (g == nil) != (w == nil) || (g != nil && *g != *w) {
+		t.Errorf("%s: additionalProperties differ", at)
+	}
+	if g, w := slices.Sorted(slices.Values(got.Required)), slices.Sorted(slices.Values(want.Required)); !slices.Equal(g, w) {
+		t.Errorf("%s: required %v, want %v", at, g, w)
+	}
+	if g, w := keys(got.Properties), keys(want.Properties); !slices.Equal(g, w) {
+		t.Errorf("%s: properties %v, want %v", at, g, w)
+		return
+	}
+	for name, p := range want.Properties {
+		sameShape(t, at+"."+name, got.Properties[name].Value, p.Value)
+	}
+	if (got.Items == nil) != (want.Items == nil) {
+		t.Errorf("%s: items differ", at)
+	} else if want.Items != nil {
+		sameShape(t, at+"[]", got.Items.Value, want.Items.Value)
 	}
 }
 
@@ -238,7 +396,8 @@ func TestErrorResponses(t *testing.T) {
 
 func TestHeaderParameters(t *testing.T) {
 	doc := load(t)
-	writes := map[string]bool{"request_approval": true, "post_invoice": true, "hold_invoice": true, "hand_over": true}
+	writes := map[string]bool{"request_approval": true, "post_invoice": true, "hold_invoice": true, "hand_over": true,
+		"decide_approval": true}
 	for _, o := range allOperations(doc) {
 		id := o.op.OperationID
 		headers := map[string]bool{}
@@ -253,9 +412,11 @@ func TestHeaderParameters(t *testing.T) {
 				}
 			}
 		}
-		// get_run reads a run; it is not part of one.
-		if !headers["X-Request-Id"] || (!headers["X-Run-Id"] && id != "get_run") {
-			t.Errorf("%s: headers %v, want X-Request-Id and X-Run-Id", id, headers)
+		// get_run reads a run, and the operations of people are not part
+		// of one either.
+		inRun := id != "get_run" && !isPeople(o.op)
+		if !headers["X-Request-Id"] || headers["X-Run-Id"] != inRun {
+			t.Errorf("%s: headers %v, want X-Request-Id, and X-Run-Id %v", id, headers, inRun)
 		}
 		if headers["Idempotency-Key"] != writes[id] {
 			t.Errorf("%s: declares Idempotency-Key %v, want %v", id, headers["Idempotency-Key"], writes[id])
@@ -340,7 +501,7 @@ func TestObjectsClosed(t *testing.T) {
 			}
 			at := name + ptr
 			open := v.AdditionalProperties.Has != nil && *v.AdditionalProperties.Has
-			if at == "Error/properties/details" || at == "RunResponse/properties/errors/items/properties/details" {
+			if openAt[at] {
 				if !open {
 					t.Errorf("%s: additionalProperties must be true", at)
 				}
@@ -429,6 +590,17 @@ func TestCodeEnumIsCatalogue(t *testing.T) {
 			t.Errorf("%s enum = %v, want %v", strings.Join(at, "."), got, queues)
 		}
 	}
+	listed := schemaProperty(t, doc, "HandoverListResponse", "handovers").Items.Value.Properties["queue"].Value
+	if got := enumStrings(listed); !slices.Equal(got, queues) {
+		t.Errorf("HandoverListResponse.handovers[].queue enum = %v, want %v", got, queues)
+	}
+	param := doc.Paths.Value("/handovers").Get.Parameters.GetByInAndName(openapi3.ParameterInQuery, "queue")
+	if param == nil {
+		t.Fatal("list_handovers has no queue parameter")
+	}
+	if got := enumStrings(param.Schema.Value); !slices.Equal(got, queues) {
+		t.Errorf("list_handovers queue enum = %v, want %v", got, queues)
+	}
 }
 
 func TestErrorSchema(t *testing.T) {
@@ -442,7 +614,8 @@ func TestErrorSchema(t *testing.T) {
 		t.Errorf("Error required = %v, want %v", got, want)
 	}
 	details := []string{"invoice_id", "po_id", "item", "supplier_id", "approval_id", "queue", "reason", "field",
-		"duplicate_of", "supplier_ref", "approval_invoice_id", "retry_after_s", "attempts", "service", "scope"}
+		"duplicate_of", "supplier_ref", "approval_invoice_id", "retry_after_s", "attempts", "service", "scope",
+		"status", "approver"}
 	d := schemaProperty(t, doc, "Error", "details")
 	for _, name := range details {
 		if d.Properties[name] == nil {

@@ -158,11 +158,12 @@ func TestPostmanCollection(t *testing.T) {
 		}
 	}
 	// The golden set has an invoice for every business error, and the walk
-	// shows the gateway's own outcomes that need no fault injection.
+	// shows the gateway's own outcomes that need no fault injection, and a
+	// decision refused because the approval was decided before.
 	for _, code := range []errmap.Code{
 		errmap.InvoiceNotFound, errmap.PONotFound, errmap.SupplierNotFound, errmap.GRMissing, errmap.POClosed,
 		errmap.DuplicateInvoice, errmap.ApproverNotFound, errmap.ApprovalMissing, errmap.PeriodClosed,
-		errmap.InvalidRequest, errmap.LoopDetected, errmap.IdempotencyKeyReused,
+		errmap.InvalidRequest, errmap.LoopDetected, errmap.IdempotencyKeyReused, errmap.ApprovalDecided,
 	} {
 		if !codes[code] {
 			t.Errorf("the walk does not reach %s", code)

@@ -1,7 +1,9 @@
 // Package mcp serves erpgate's operations as MCP tools over the Streamable
 // HTTP transport. The tools are made from the contract (openapi.yaml): one
-// per operation, named by its operationId, with a flat input schema of its
-// path and query parameters and JSON body fields. A tool call is served by
+// per operation for agents, named by its operationId, with a flat input
+// schema of its path and query parameters and JSON body fields. The
+// operations of people (x-erpgate-audience: people), such as deciding an
+// approval, are no tools. A tool call is served by
 // the same HTTP handlers as the REST call, so limits, idempotent replay,
 // metrics and the five-field error body are the REST ones: an error result
 // carries the REST error body byte for byte.

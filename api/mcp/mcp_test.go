@@ -22,6 +22,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/mcp"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -50,6 +51,9 @@ func newStack(t *testing.T, opts ...func(*api.Options)) *stack {
 		t.Fatal(err)
 	}
 	o.ERP = client
+	if o.Records == nil {
+		o.Records, _ = recordstest.SQLite(t)
+	}
 	rest, err := api.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
@@ -185,6 +189,12 @@ func TestToolsMatchTheContract(t *testing.T) {
 	ops := 0
 	for path, item := range s.doc.Paths.Map() {
 		for method, op := range item.Operations() {
+			if op.Extensions["x-erpgate-audience"] == "people" {
+				if _, ok := tools[op.OperationID]; ok {
+					t.Errorf("%s %s: %s is an operation of people, not a tool", method, path, op.OperationID)
+				}
+				continue
+			}
 			ops++
 			tl, ok := tools[op.OperationID]
 			if !ok {
@@ -198,7 +208,7 @@ func TestToolsMatchTheContract(t *testing.T) {
 		}
 	}
 	if len(res.Tools) != ops {
-		t.Errorf("got %d tools, want one per operation (%d)", len(res.Tools), ops)
+		t.Errorf("got %d tools, want one per operation for agents (%d)", len(res.Tools), ops)
 	}
 }
 

@@ -30,6 +30,20 @@ var writes = map[string]bool{
 	"hand_over":        true,
 }
 
+// audienceExtension marks an operation of the contract that is for
+// people (approvers, the AP team, auditors), not for agents; its value is
+// audiencePeople. Such an operation is never a tool.
+const (
+	audienceExtension = "x-erpgate-audience"
+	audiencePeople    = "people"
+)
+
+// forPeople reports whether the contract marks op as an operation of people.
+func forPeople(op *openapi3.Operation) bool {
+	v, ok := op.Extensions[audienceExtension].(string)
+	return ok && v == audiencePeople
+}
+
 // argument is one property of a tool's flat input schema and where it goes
 // in the REST request.
 type argument struct {
@@ -50,8 +64,9 @@ type tool struct {
 	def  *sdk.Tool
 }
 
-// buildTools makes one tool per operation of the contract, ordered by path
-// and method.
+// buildTools makes one tool per operation of the contract for agents,
+// ordered by path and method. The operations of people are left out: an
+// agent must not decide approvals or read the audit log.
 func buildTools(doc *openapi3.T) ([]*tool, error) {
 	if doc == nil || doc.Paths == nil {
 		return nil, fmt.Errorf("mcp: the contract has no paths")
@@ -79,6 +94,9 @@ func buildTools(doc *openapi3.T) ([]*tool, error) {
 				return nil, fmt.Errorf("mcp: operationId %s is used twice", op.OperationID)
 			}
 			seen[op.OperationID] = true
+			if forPeople(op) {
+				continue
+			}
 			t, err := buildTool(method, path, item, op)
 			if err != nil {
 				return nil, fmt.Errorf("mcp: %s: %w", op.OperationID, err)

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"time"
 
+	"github.com/cenkalti/backoff/v4"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,7 +20,15 @@ type Redis struct {
 	client redis.UniversalClient
 	prefix string
 	now    func() time.Time
+	// blip is how long a Redis that cannot be reached is waited for
+	// before a call fails: a restart or a failover of a second or two is
+	// absorbed within the call.
+	blip time.Duration
 }
+
+// DefaultBlip is how long Redis may be unreachable before a call that
+// needs its run state fails.
+const DefaultBlip = 2500 * time.Millisecond
 
 // NewRedis returns a store keeping runs under prefix+"run:"+id; now may be
 // nil.
@@ -26,7 +36,29 @@ func NewRedis(client redis.UniversalClient, prefix string, now func() time.Time)
 	if now == nil {
 		now = time.Now
 	}
-	return &Redis{client: client, prefix: prefix, now: now}
+	return &Redis{client: client, prefix: prefix, now: now, blip: DefaultBlip}
+}
+
+// whileUnreachable runs op again, with backoff, while it fails because
+// Redis could not be reached at all (a refused or failed dial: nothing was
+// sent, so nothing can have been applied), for up to r.blip and never past
+// ctx. Any other error is op's answer.
+func (r *Redis) whileUnreachable(ctx context.Context, op func() error) error {
+	b := backoff.WithContext(backoff.NewExponentialBackOff(backoff.WithInitialInterval(50*time.Millisecond),
+		backoff.WithMaxInterval(500*time.Millisecond), backoff.WithMaxElapsedTime(r.blip)), ctx)
+	return backoff.Retry(func() error {
+		err := op()
+		if err != nil && !unreachable(err) {
+			return backoff.Permanent(err)
+		}
+		return err
+	}, b)
+}
+
+// unreachable says err is a failure to reach Redis at all.
+func unreachable(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
 }
 
 // maxTxRetries bounds the optimistic retries of one Update. Calls of one
@@ -67,7 +99,7 @@ func (r *Redis) Update(ctx context.Context, runID string, ttl time.Duration, fn 
 		return err
 	}
 	for i := 0; i < maxTxRetries; i++ {
-		err := r.client.Watch(ctx, tx, key)
+		err := r.whileUnreachable(ctx, func() error { return r.client.Watch(ctx, tx, key) })
 		if !errors.Is(err, redis.TxFailedErr) {
 			return err
 		}
@@ -82,7 +114,12 @@ func (r *Redis) Update(ctx context.Context, runID string, ttl time.Duration, fn 
 
 // Get implements Store.
 func (r *Redis) Get(ctx context.Context, runID string) (*State, error) {
-	raw, err := r.client.Get(ctx, r.key(runID)).Bytes()
+	var raw []byte
+	err := r.whileUnreachable(ctx, func() error {
+		var err error
+		raw, err = r.client.Get(ctx, r.key(runID)).Bytes()
+		return err
+	})
 	if errors.Is(err, redis.Nil) {
 		return nil, nil
 	}

@@ -3,6 +3,9 @@ package runs_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"sync"
 	"testing"
 	"time"
@@ -143,5 +146,114 @@ func TestStoresHandOutCopies(t *testing.T) {
 				t.Errorf("recorded error %+v, want the not-found body", got.Calls[0].Error)
 			}
 		})
+	}
+}
+
+// blipProxy forwards TCP to a Redis and can refuse every connection for a
+// while, as a Redis restart or failover does.
+type blipProxy struct {
+	t      *testing.T
+	target string
+	addr   string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func newBlipProxy(t *testing.T, target string) *blipProxy {
+	p := &blipProxy{t: t, target: target}
+	p.listen("127.0.0.1:0")
+	t.Cleanup(func() { p.down() })
+	return p
+}
+
+func (p *blipProxy) listen(addr string) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	p.mu.Lock()
+	p.ln, p.addr = ln, ln.Addr().String()
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			up, err := net.Dial("tcp", p.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, up)
+			p.mu.Unlock()
+			go func() { io.Copy(up, c); up.Close() }()
+			go func() { io.Copy(c, up); c.Close() }()
+		}
+	}()
+}
+
+// down closes the listener and every connection: dials are refused.
+func (p *blipProxy) down() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ln != nil {
+		p.ln.Close()
+		p.ln = nil
+	}
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestRedisBlipIsAbsorbed takes Redis away for a second while calls of a
+// run go on: they wait for it and succeed within their deadline, and each
+// call is counted once.
+func TestRedisBlipIsAbsorbed(t *testing.T) {
+	proxy := newBlipProxy(t, redistest.Addr(t))
+	rc := redis.NewClient(&redis.Options{Addr: proxy.addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	t.Cleanup(func() { rc.Close() })
+	g := runs.NewGuard(runs.NewRedis(rc, "blip:", nil), runs.Limits{Budget: 20, TTL: time.Hour}, time.Now, nil)
+	ctx := context.Background()
+	call := func(i int) error {
+		ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		c := runs.Call{Operation: "get_invoice", InvoiceID: "5105600101", Digest: fmt.Sprint(i)}
+		seq, refusal, err := g.Admit(ctx, "run-blip", c)
+		if err != nil || refusal != nil {
+			return fmt.Errorf("admit %d: %v: %w", i, refusal, err)
+		}
+		return g.Finish(ctx, "run-blip", seq, c, "OK", nil)
+	}
+	if err := call(0); err != nil {
+		t.Fatal(err)
+	}
+	addr := proxy.addr
+	proxy.down()
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() { done <- call(1) }()
+	time.Sleep(time.Second)
+	proxy.listen(addr)
+	if err := <-done; err != nil {
+		t.Fatalf("a call during a 1 s blip: %v", err)
+	}
+	if waited := time.Since(start); waited < time.Second {
+		t.Errorf("the call returned after %v, before Redis was back", waited)
+	}
+	st, err := g.Get(ctx, "run-blip")
+	if err != nil || st == nil || len(st.Calls) != 2 {
+		t.Fatalf("run after the blip: %+v, %v; want two calls", st, err)
+	}
+
+	// A Redis gone for longer than the blip fails the call, not forever.
+	proxy.down()
+	start = time.Now()
+	err = call(2)
+	if !errors.Is(err, runs.ErrStore) || time.Since(start) > 5*time.Second {
+		t.Errorf("Redis gone: %v after %v; want ErrStore within the blip", err, time.Since(start))
 	}
 }

@@ -47,6 +47,11 @@ type config struct {
 	runLimits        runs.Limits
 	redisURL         string
 	handoverWebhook  string
+	approvalWebhook  string
+	dataDir          string
+	databaseURL      string
+	routing          erp.Routing
+	maxKeys          int
 	recheckEvery     time.Duration
 	recheckInterval  time.Duration
 	credentials      []api.Credential
@@ -84,7 +89,12 @@ var settings = []setting{
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)"},
 	{"sim-faults", "ERPGATE_SIM_FAULTS", "", "simulated ERP: faults to inject, e.g. purchase_order:status=503,p=0.3 (grammar in the README)"},
 	{"sim-seed", "ERPGATE_SIM_SEED", "1", "simulated ERP: seed of the fault probabilities"},
-	{"auto-approve-limit", "ERPGATE_AUTO_APPROVE_LIMIT", "10000", "simulated ERP: amounts up to this are approved at once"},
+	{"auto-approve-limit", "ERPGATE_AUTO_APPROVE_LIMIT", "10000", "approval routing without -approval-rules: amounts up to this are approved at once"},
+	{"approval-rules", "ERPGATE_APPROVAL_RULES", "", "JSON file of approval routing rules per company code (auto-approve limit, amount bands to approver groups); empty: the default bands"},
+	{"approval-webhook", "ERPGATE_APPROVAL_WEBHOOK", "", "URL told of every approval left pending for a person (JSON POST through the outbox, retried); empty for none"},
+	{"data-dir", "ERPGATE_DATA_DIR", "erpgate-data", "directory of the embedded SQLite database of the gateway's records (one replica only); unused with -database-url"},
+	{"database-url", "ERPGATE_DATABASE_URL", "", "PostgreSQL for the gateway's records shared by replicas, e.g. postgres://erpgate@db:5432/erpgate (prefer the environment variable); empty: SQLite in -data-dir"},
+	{"max-keys-per-client", "ERPGATE_MAX_KEYS_PER_CLIENT", "10000", "idempotency keys one client may hold at once (0 for no cap)"},
 	{"tolerance-percent", "ERPGATE_TOLERANCE_PERCENT", "2", "three-way match tolerance in percent"},
 	{"tolerance-absolute", "ERPGATE_TOLERANCE_ABSOLUTE", "50", "three-way match tolerance as an amount in the document currency"},
 	{"max-body-bytes", "ERPGATE_MAX_BODY_BYTES", "65536", "largest request body accepted"},
@@ -95,8 +105,8 @@ var settings = []setting{
 	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)"},
 	{"recheck-every", "ERPGATE_RECHECK_EVERY", "1h", "how often a held invoice's goods receipt is checked again while it is missing"},
 	{"recheck-interval", "ERPGATE_RECHECK_INTERVAL", "30s", "how often the gateway looks for holds due for their re-check"},
-	{"handover-webhook", "ERPGATE_HANDOVER_WEBHOOK", "", "URL told of every stored handover (JSON POST, retried); empty for none"},
-	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state and hold re-checks shared by replicas, e.g. redis://redis:6379/0; empty keeps them in memory"},
+	{"handover-webhook", "ERPGATE_HANDOVER_WEBHOOK", "", "URL told of every stored handover (JSON POST through the outbox, retried); empty for none"},
+	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state shared by replicas, e.g. redis://redis:6379/0; empty keeps it in memory"},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post), comma separated; empty means no authentication"},
 	{"post-scope", "ERPGATE_POST_SCOPE", "false", "post_invoice needs the post scope instead of write"},
 	{"protect-ops", "ERPGATE_PROTECT_OPS", "false", "/healthz, /readyz and /metrics need a valid API key too"},
@@ -248,11 +258,37 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 			bad(d.name, "must be a duration of at least 1s")
 		}
 	}
-	c.handoverWebhook = v("handover-webhook")
-	if c.handoverWebhook != "" {
-		if u, err := url.Parse(c.handoverWebhook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad("handover-webhook", "must be an absolute http(s) URL")
+	c.handoverWebhook, c.approvalWebhook = v("handover-webhook"), v("approval-webhook")
+	for name, hook := range map[string]string{"handover-webhook": c.handoverWebhook, "approval-webhook": c.approvalWebhook} {
+		if hook != "" {
+			if u, err := url.Parse(hook); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				bad(name, "must be an absolute http(s) URL")
+			}
 		}
+	}
+	c.dataDir, c.databaseURL = v("data-dir"), v("database-url")
+	if c.databaseURL == "" && c.dataDir == "" {
+		bad("data-dir", "must name a directory when -database-url is empty")
+	}
+	if c.databaseURL != "" {
+		if u, err := url.Parse(c.databaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+			bad("database-url", "must be a postgres:// URL")
+		}
+	}
+	if c.maxKeys, err = strconv.Atoi(v("max-keys-per-client")); err != nil || c.maxKeys < 0 {
+		bad("max-keys-per-client", "must be a whole number, 0 for no cap")
+	}
+	c.routing = erp.DefaultRouting
+	c.routing.Default.AutoApproveLimit = c.autoApproveLimit
+	if path := v("approval-rules"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			bad("approval-rules", "cannot read the file")
+		} else if c.routing, err = erp.ParseRouting(data); err != nil {
+			bad("approval-rules", err.Error())
+		}
+	} else if err := c.routing.Validate(); err != nil {
+		bad("auto-approve-limit", "must be below the first band (50000)")
 	}
 	c.redisURL = v("redis-url")
 	if c.redisURL != "" {

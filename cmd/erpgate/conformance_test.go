@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	erpmcp "github.com/erpgate/erpgate/api/mcp"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -71,7 +72,8 @@ func startMCPStack(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rest, err := api.NewServer(api.Options{ERP: client, Metrics: metrics})
+	store, _ := recordstest.SQLite(t)
+	rest, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics})
 	if err != nil {
 		t.Fatal(err)
 	}

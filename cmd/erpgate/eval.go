@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
@@ -266,17 +267,24 @@ func startEvalStack() (string, func(), error) {
 		stopSim()
 		return "", nil, err
 	}
-	handler, err := api.NewServer(api.Options{ERP: client, Metrics: metrics})
+	store, err := records.OpenTemp(context.Background(), records.Options{})
 	if err != nil {
+		stopSim()
+		return "", nil, err
+	}
+	handler, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics})
+	if err != nil {
+		store.Close()
 		stopSim()
 		return "", nil, err
 	}
 	gwURL, stopGW, err := serveLoopback(handler)
 	if err != nil {
+		store.Close()
 		stopSim()
 		return "", nil, err
 	}
-	return gwURL, func() { stopGW(); stopSim() }, nil
+	return gwURL, func() { stopGW(); store.Close(); stopSim() }, nil
 }
 
 // serveLoopback serves h on a free loopback port until the returned stop is

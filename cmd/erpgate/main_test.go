@@ -25,7 +25,7 @@ import (
 // startGateway runs the gateway on free ports and returns its base URL.
 func startGateway(t *testing.T, env map[string]string, args ...string) string {
 	t.Helper()
-	args = append([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-format", "text"}, args...)
+	args = append([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-format", "text", "-data-dir", t.TempDir()}, args...)
 	line := runGateway(t, env, 1, args...)[0]
 	m := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
 	if m == nil {
@@ -172,7 +172,7 @@ func TestRunServesProfilesApart(t *testing.T) {
 		}
 	}
 
-	lines := runGateway(t, nil, 2, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0")
+	lines := runGateway(t, nil, 2, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0", "-data-dir", t.TempDir())
 	first, second := lines[0], lines[1]
 	api := regexp.MustCompile(`listening on (http://127\.0\.0\.1:\d+) `).FindStringSubmatch(first)
 	prof := regexp.MustCompile(`profiles on (http://127\.0\.0\.1:\d+)/debug/pprof/`).FindStringSubmatch(second)
@@ -260,7 +260,7 @@ func TestConfigFile(t *testing.T) {
 func TestRunServesTLS(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeSelfSigned(t, dir)
-	line := runGateway(t, nil, 1, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile)[0]
+	line := runGateway(t, nil, 1, "-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-tls-cert", certFile, "-tls-key", keyFile, "-data-dir", t.TempDir())[0]
 	m := regexp.MustCompile(`listening on (https://127\.0\.0\.1:\d+) `).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("start line %q", line)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"net/url"
@@ -149,7 +150,7 @@ func walkREADME(t *testing.T, shift time.Duration) {
 		prefix = []string{needTool(t, "faketime"), "-f", fmt.Sprintf("+%dd", int(shift.Hours()/24)), prefix[0]}
 	}
 
-	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-level", "error"},
+	cfg, err := parseConfig([]string{"-addr", "127.0.0.1:0", "-sim-addr", "127.0.0.1:0", "-log-level", "error", "-data-dir", t.TempDir()},
 		func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
@@ -168,6 +169,8 @@ func walkREADME(t *testing.T, shift time.Duration) {
 	}
 	addrs := strings.NewReplacer("localhost:8080", m[1], "localhost:8090", simURL.Host)
 
+	lines := strings.Split(string(md), "\n")
+	updated := false
 	for _, ex := range examples {
 		if !strings.HasPrefix(ex.command, "curl ") {
 			t.Fatalf("README.md:%d: the walk runs curl commands only, not %q", ex.line, ex.command)
@@ -181,9 +184,57 @@ func walkREADME(t *testing.T, shift time.Duration) {
 			t.Fatalf("README.md:%d: %s: %v", ex.line, ex.command, err)
 		}
 		if err := checkREADMEOutput(ex.want, string(out)); err != nil {
+			if *update && shift == 0 {
+				shown := readmeShown(ex.want, string(out))
+				first := ex.line + strings.Count(ex.command, "\n") // index of the first output line
+				lines = append(lines[:first], append(shown, lines[first+len(ex.want):]...)...)
+				updated = true
+				// Later examples moved with the lines added or removed.
+				delta := len(shown) - len(ex.want)
+				for i := range examples {
+					if examples[i].line > ex.line {
+						examples[i].line += delta
+					}
+				}
+				continue
+			}
 			t.Errorf("README.md:%d: %s\n%v", ex.line, firstLine(ex.command), err)
 		}
 	}
+	if updated {
+		if err := os.WriteFile("../../README.md", []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Log("README.md: examples rewritten from the gateway's answers; read the diff")
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite the README's examples that differ from what the gateway answers")
+
+// readmeShown is what the README should show for an answer: for a curl -i
+// answer the status line, the headers the README showed that the answer
+// still has, and the body.
+func readmeShown(want []string, got string) []string {
+	got = strings.TrimRight(strings.ReplaceAll(got, "\r\n", "\n"), "\n")
+	if len(want) == 0 || !strings.HasPrefix(want[0], "HTTP/") {
+		return strings.Split(got, "\n")
+	}
+	head, body, _ := strings.Cut(got, "\n\n")
+	hl := strings.Split(head, "\n")
+	shown := []string{hl[0]}
+	for _, w := range want[1:] {
+		m := readmeHeader.FindStringSubmatch(w)
+		if m == nil {
+			break
+		}
+		for _, h := range hl[1:] {
+			if hm := readmeHeader.FindStringSubmatch(h); hm != nil && strings.EqualFold(hm[1], m[1]) {
+				shown = append(shown, m[1]+": "+hm[2])
+				break
+			}
+		}
+	}
+	return append(shown, strings.Split(body, "\n")...)
 }
 
 // TestREADMEWalk runs the README's curl walk as a new user would.

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp/recheck"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
@@ -46,7 +48,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	erpURL, erpName := cfg.erpURL, "S/4HANA"
 	if erpURL == "" {
-		simulator := sim.New(sim.Options{AutoApproveLimit: cfg.autoApproveLimit, Faults: cfg.simFaults, Seed: cfg.simSeed,
+		simulator := sim.New(sim.Options{Faults: cfg.simFaults, Seed: cfg.simSeed,
 			Now: cfg.now, Logger: logger.With("component", "sim")})
 		url, shutdown, err := simulator.Start(cfg.simAddr)
 		if err != nil {
@@ -89,31 +91,37 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return fmt.Errorf("convert the contract to Swagger 2.0: %w", err)
 	}
 
-	var (
-		runStore runs.Store
-		queue    recheck.Queue = recheck.NewMemoryQueue()
-	)
+	store, storeName, err := openRecords(ctx, cfg, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer store.Close()
+
+	var runStore runs.Store
 	if cfg.redisURL != "" {
 		opts, _ := redis.ParseURL(cfg.redisURL) // validated by parseConfig
 		rc := redis.NewClient(opts)
 		defer rc.Close()
 		runStore = runs.NewRedis(rc, "erpgate:", cfg.now)
-		queue = recheck.NewRedisQueue(rc, "erpgate:")
 	}
-	scheduler := recheck.New(recheck.Options{ERP: client, Queue: queue, Every: cfg.recheckEvery,
-		Interval: cfg.recheckInterval, Now: cfg.now, Observer: metrics, Logger: logger.With("component", "recheck")})
 
 	handler, err := api.NewServer(api.Options{
-		ERP: client, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger, Now: cfg.now,
+		ERP: client, Records: store, Routing: cfg.routing, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger, Now: cfg.now,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
 		PostScope: cfg.postScope, ProtectOps: cfg.protectOps, RateLimit: cfg.rateLimit, RateWindow: cfg.rateWindow,
-		Rechecks: queue, HandoverWebhook: webhook(cfg.handoverWebhook, logger),
+		NotifyApprovals: cfg.approvalWebhook != "", NotifyHandovers: cfg.handoverWebhook != "", MaxKeysPerClient: keyCap(cfg.maxKeys),
 		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger, BreakerStates: runner.BreakerStates,
 	})
 	if err != nil {
 		ln.Close()
 		return err
 	}
+	scheduler := recheck.New(recheck.Options{Invoices: client, Receipts: handler.Process(), Holds: store,
+		Every: cfg.recheckEvery, Interval: cfg.recheckInterval, Now: cfg.now, Observer: metrics,
+		Logger: logger.With("component", "recheck")})
+	outbox := &api.Outbox{Records: store, HandoverURL: cfg.handoverWebhook, ApprovalURL: cfg.approvalWebhook,
+		Now: cfg.now, Logger: logger.With("component", "outbox")}
 	doc, err := openapi.Load()
 	if err != nil {
 		ln.Close()
@@ -158,6 +166,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if debug != nil {
 		fmt.Fprintf(stdout, "erpgate profiles on http://%s/debug/pprof/\n", debugLn.Addr())
 	}
+	fmt.Fprintf(stdout, "erpgate records in %s\n", storeName)
 
 	errc := make(chan error, 1)
 	go func() {
@@ -170,6 +179,8 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	schedCtx, stopScheduler := context.WithCancel(ctx)
 	defer stopScheduler()
 	go scheduler.Run(schedCtx)
+	go outbox.Run(schedCtx)
+	go api.SweepKeys(schedCtx, store, 10*time.Minute, nowOf(cfg), logger.With("component", "keys"))
 	select {
 	case err := <-errc:
 		return err
@@ -210,12 +221,39 @@ func newLogger(cfg config, w io.Writer) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, opts))
 }
 
-// webhook returns the handover webhook for url, or nil when none is set.
-func webhook(url string, logger *slog.Logger) *api.Webhook {
-	if url == "" {
-		return nil
+// openRecords opens the gateway's records: PostgreSQL with -database-url,
+// else SQLite in -data-dir. It returns the store and where it is, without
+// any password.
+func openRecords(ctx context.Context, cfg config, logger *slog.Logger) (records.Store, string, error) {
+	opts := records.Options{Logger: logger.With("component", "records")}
+	if cfg.databaseURL != "" {
+		store, err := records.Open(ctx, cfg.databaseURL, opts)
+		if err != nil {
+			return nil, "", fmt.Errorf("open the records database %s: %w", redactURL(cfg.databaseURL), err)
+		}
+		return store, "PostgreSQL at " + redactURL(cfg.databaseURL), nil
 	}
-	return &api.Webhook{URL: url, Logger: logger.With("component", "webhook")}
+	store, err := records.OpenDir(ctx, cfg.dataDir, opts)
+	if err != nil {
+		return nil, "", fmt.Errorf("open the records in %s: %w", cfg.dataDir, err)
+	}
+	return store, "SQLite at " + filepath.Join(cfg.dataDir, "erpgate.db"), nil
+}
+
+// keyCap turns the -max-keys-per-client setting (0: no cap) into
+// api.Options' form (negative: no cap).
+func keyCap(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
+}
+
+func nowOf(cfg config) func() time.Time {
+	if cfg.now != nil {
+		return cfg.now
+	}
+	return time.Now
 }
 
 // redactURL drops any user and password from a URL before it is printed.

@@ -3,12 +3,10 @@
 //
 // Usage:
 //
-//	erpsim [-addr 127.0.0.1:8090] [-auto-approve-limit 10000] [-envelope v2|v2detail|v4]
-//	       [-faults SPEC] [-seed N]
+//	erpsim [-addr 127.0.0.1:8090] [-envelope v2|v2detail|v4] [-faults SPEC] [-seed N]
 //
 // Each flag defaults to its environment variable (ERPSIM_ADDR,
-// ERPSIM_AUTO_APPROVE_LIMIT, ERPSIM_ENVELOPE, ERPSIM_FAULTS, ERPSIM_SEED)
-// when that is set.
+// ERPSIM_ENVELOPE, ERPSIM_FAULTS, ERPSIM_SEED) when that is set.
 //
 // -faults puts fault rules in force from the start, in the text form
 // sim.ParseFaults documents, for example
@@ -34,8 +32,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/erpgate/erpgate/erp/sim"
 )
 
@@ -56,8 +52,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("erpsim", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", envOr(getenv, "ERPSIM_ADDR", "127.0.0.1:8090"), "listen address (env ERPSIM_ADDR)")
-	limit := fs.String("auto-approve-limit", envOr(getenv, "ERPSIM_AUTO_APPROVE_LIMIT", sim.DefaultAutoApproveLimit.String()),
-		"amount up to which approvals are granted at once (env ERPSIM_AUTO_APPROVE_LIMIT)")
 	envelope := fs.String("envelope", envOr(getenv, "ERPSIM_ENVELOPE", sim.EnvelopeV2),
 		"error envelope form: v2, v2detail or v4 (env ERPSIM_ENVELOPE)")
 	faults := fs.String("faults", getenv("ERPSIM_FAULTS"),
@@ -68,10 +62,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	autoApprove, err := decimal.NewFromString(*limit)
-	if err != nil {
-		return fmt.Errorf("invalid -auto-approve-limit %q: %w", *limit, err)
 	}
 	switch *envelope {
 	case sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4:
@@ -88,7 +78,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	srv := sim.New(sim.Options{AutoApproveLimit: autoApprove, Envelope: *envelope, Faults: rules, Seed: seed, Logger: logger})
+	srv := sim.New(sim.Options{Envelope: *envelope, Faults: rules, Seed: seed, Logger: logger})
 	for _, r := range srv.Faults() {
 		b, _ := json.Marshal(r)
 		logger.Info("erpsim: fault rule in force", "rule", string(b))

@@ -71,8 +71,8 @@ func TestRun(t *testing.T) {
 		form string
 	}{
 		{"defaults", []string{"-addr", "127.0.0.1:0"}, nil, "v2"},
-		{"environment", nil, map[string]string{"ERPSIM_ADDR": "127.0.0.1:0", "ERPSIM_ENVELOPE": "v4", "ERPSIM_AUTO_APPROVE_LIMIT": "20000"}, "v4"},
-		{"flags over environment", []string{"-addr", "127.0.0.1:0", "-envelope", "v2detail", "-auto-approve-limit", "500"}, map[string]string{"ERPSIM_ENVELOPE": "v4"}, "v2detail"},
+		{"environment", nil, map[string]string{"ERPSIM_ADDR": "127.0.0.1:0", "ERPSIM_ENVELOPE": "v4"}, "v4"},
+		{"flags over environment", []string{"-addr", "127.0.0.1:0", "-envelope", "v2detail"}, map[string]string{"ERPSIM_ENVELOPE": "v4"}, "v2detail"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -100,8 +100,7 @@ func TestRunErrors(t *testing.T) {
 		want string
 	}{
 		{"unknown flag", []string{"-port", "1"}, nil, "flag provided but not defined"},
-		{"bad limit", []string{"-auto-approve-limit", "lots"}, nil, "invalid -auto-approve-limit"},
-		{"bad limit in environment", nil, map[string]string{"ERPSIM_AUTO_APPROVE_LIMIT": "x"}, "invalid -auto-approve-limit"},
+		{"auto-approve limit", []string{"-auto-approve-limit", "500"}, nil, "flag provided but not defined: -auto-approve-limit"},
 		{"bad envelope", []string{"-envelope", "xml"}, nil, "invalid -envelope"},
 		{"extra argument", []string{"serve"}, nil, "unexpected arguments"},
 		{"bad address", []string{"-addr", "127.0.0.1:-1"}, nil, "invalid port"},

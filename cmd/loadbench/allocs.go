@@ -15,6 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -76,7 +77,12 @@ func measureAllocs(ctx context.Context, erpURL, readPath string) (allocReading, 
 	if err != nil {
 		return r, err
 	}
-	fake, err := api.NewServer(api.Options{ERP: oneInvoice{inv: inv}, Logger: logger})
+	store, err := records.OpenTemp(ctx, records.Options{})
+	if err != nil {
+		return r, err
+	}
+	defer store.Close()
+	fake, err := api.NewServer(api.Options{ERP: oneInvoice{inv: inv}, Records: store, Logger: logger})
 	if err != nil {
 		return r, err
 	}
@@ -86,7 +92,7 @@ func measureAllocs(ctx context.Context, erpURL, readPath string) (allocReading, 
 	if err != nil {
 		return r, err
 	}
-	proxied, err := api.NewServer(api.Options{ERP: client, Metrics: metrics, Logger: logger})
+	proxied, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, Logger: logger})
 	if err != nil {
 		return r, err
 	}

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 )
 
@@ -66,8 +68,16 @@ func readInvoice(id string) func(context.Context, *sap.Client) error {
 	}
 }
 
-func threeWayMatch(ctx context.Context, c *sap.Client) error {
-	res, err := erp.NewProcess(c, erp.DefaultTolerance).ThreeWayMatch(ctx, invoiceID)
+// threeWayMatch matches the invoice as the gateway does. The match reads
+// only the ERP; the process still needs a records store, so a temporary one
+// is opened for the call.
+func threeWayMatch(ctx context.Context, c *sap.Client) (err error) {
+	store, err := records.OpenTemp(ctx, records.Options{})
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, store.Close()) }()
+	res, err := erp.NewProcess(c, erp.ProcessOptions{Records: store}).ThreeWayMatch(ctx, invoiceID)
 	if err != nil {
 		return err
 	}

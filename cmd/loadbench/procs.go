@@ -112,11 +112,13 @@ var (
 
 // startErpgate runs the gateway in front of the ERP at erpURL, with its
 // production defaults except the per-client rate limit, which would
-// refuse a benchmark's load: JSON access log at info, run limits on. With
-// profiling, it serves its profiles on a loopback port of its own.
+// refuse a benchmark's load: JSON access log at info, run limits on. Its
+// records go to a fresh directory of its own under dir. With profiling, it
+// serves its profiles on a loopback port of its own.
 func startErpgate(bin, erpURL, dir, name string, profiling bool) (*child, error) {
 	args := []string{"-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
-		"-run-limits", "true", "-log-level", "info", "-log-format", "json"}
+		"-run-limits", "true", "-log-level", "info", "-log-format", "json",
+		"-data-dir", filepath.Join(dir, name+"-data")}
 	if profiling {
 		args = append(args, "-debug-addr", "127.0.0.1:0")
 	}

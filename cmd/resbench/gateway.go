@@ -12,6 +12,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -25,9 +26,10 @@ func gatewayPolicy() retry.Policy {
 // gateway is the whole erpgate stack on loopback (api server, SAP client,
 // retry runner) with an HTTP client for the agent.
 type gateway struct {
-	srv   *loopback
-	http  *http.Client
-	watch *breakerWatch
+	srv     *loopback
+	http    *http.Client
+	watch   *breakerWatch
+	records records.Store
 }
 
 // startGateway builds a fresh stack, so fresh breakers and retry budget,
@@ -39,17 +41,23 @@ func startGateway(erpURL string, concurrency int) (client, error) {
 	if err != nil {
 		return nil, err
 	}
-	handler, err := api.NewServer(api.Options{ERP: erpClient, Metrics: watch.Metrics, BreakerStates: runner.BreakerStates})
+	store, err := records.OpenTemp(context.Background(), records.Options{})
 	if err != nil {
+		return nil, err
+	}
+	handler, err := api.NewServer(api.Options{ERP: erpClient, Records: store, Metrics: watch.Metrics, BreakerStates: runner.BreakerStates})
+	if err != nil {
+		store.Close()
 		return nil, err
 	}
 	srv, err := serveLoopback(handler)
 	if err != nil {
+		store.Close()
 		return nil, err
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency
-	return &gateway{srv: srv, http: &http.Client{Transport: tr}, watch: watch}, nil
+	return &gateway{srv: srv, http: &http.Client{Transport: tr}, watch: watch, records: store}, nil
 }
 
 // get reads the purchase order through the gateway.
@@ -104,6 +112,7 @@ func (g *gateway) openings() ([]time.Time, bool) {
 func (g *gateway) close() {
 	g.http.CloseIdleConnections()
 	g.srv.shutdown(time.Second)
+	g.records.Close()
 }
 
 // breakerWatch is the gateway's metrics as the retry observer, noting

@@ -1,16 +1,25 @@
+// Package recheck re-checks held invoices on a schedule. An invoice is put
+// on hold when the goods receipt for a goods-receipt-based purchase order
+// item is missing; a Scheduler later reads the invoice, its purchase order
+// items and their goods receipts again and releases the hold in the
+// gateway's records once no item waits any more, by the same rule the
+// three-way match answers GR_MISSING by.
+//
+// The holds live in the gateway's records (erp/records); ClaimDueHolds
+// hands each due hold to one scheduler of all the replicas sharing the
+// database.
 package recheck
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
-	"github.com/shopspring/decimal"
-
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 )
 
 // Defaults for the zero fields of Options.
@@ -18,55 +27,65 @@ const (
 	// DefaultEvery is how long a hold whose goods receipt is still missing
 	// waits for its next re-check.
 	DefaultEvery = time.Hour
-	// DefaultInterval is how often Run looks for due entries.
+	// DefaultInterval is how often Run looks for due holds.
 	DefaultInterval = 30 * time.Second
-	// DefaultBatch is how many entries one RunOnce claims at most.
+	// DefaultBatch is how many holds one RunOnce claims at most.
 	DefaultBatch = 50
 )
 
-// failureDelay caps the wait before an entry whose check failed is tried
+// failureDelay caps the wait before a hold whose check failed is tried
 // again: an ERP outage should not hold up a release for a whole Every.
 const failureDelay = time.Minute
 
-// putBackTimeout bounds one re-add to the queue.
-const putBackTimeout = 10 * time.Second
+// claimLease is how long a claimed hold is kept from other schedulers: a
+// scheduler that dies mid-check leaves it to another after this.
+const claimLease = 5 * time.Minute
 
-// ERP is what the Scheduler needs from the ERP; *sap.Client provides it.
-type ERP interface {
-	// Invoice returns the invoice or a *erp.NotFoundError.
-	Invoice(ctx context.Context, id string) (erp.Invoice, error)
-	erp.PurchaseOrders
-	erp.GoodsReceipts
-	// ReleaseHold ends the hold; see erp.Holds.
-	ReleaseHold(ctx context.Context, h erp.Hold) error
+// writeTimeout bounds one write of a check's outcome.
+const writeTimeout = 10 * time.Second
+
+// Holds is what the Scheduler needs of the gateway's records;
+// records.Store provides it.
+type Holds interface {
+	ClaimDueHolds(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]records.Hold, error)
+	RescheduleHold(ctx context.Context, id string, next time.Time, checked bool, at time.Time) error
+	ReleaseHold(ctx context.Context, ev records.HoldEvent) error
+}
+
+// Receipts is what the Scheduler reads from the ERP; erp.Process provides
+// AwaitedReceipts, with the rule the three-way match uses.
+type Receipts interface {
+	AwaitedReceipts(ctx context.Context, inv erp.Invoice) ([]erp.POItemRef, error)
 }
 
 // Observer is told the outcome of every completed re-check; metrics
 // implement it. Its method must be safe for concurrent use.
 type Observer interface {
 	// Rechecked reports a re-check that released the hold (true) or found
-	// a goods receipt still missing (false). Dropped and failed entries
-	// are not reported.
+	// a goods receipt still missing (false). Closed and failed checks are
+	// not reported.
 	Rechecked(released bool)
 }
 
-// Options configures a Scheduler. ERP and Queue are required; every other
-// zero field takes the default documented beside it.
+// Options configures a Scheduler. Invoices, Receipts and Holds are
+// required; every other zero field takes the default documented beside it.
 type Options struct {
-	// ERP is read and written by the re-checks.
-	ERP ERP
-	// Queue holds the entries to re-check.
-	Queue Queue
+	// Invoices reads the held invoice again.
+	Invoices erp.Invoices
+	// Receipts tells which of its items still wait for their goods.
+	Receipts Receipts
+	// Holds are the holds to re-check.
+	Holds Holds
 	// Every is how long after a re-check that found a goods receipt still
 	// missing the hold is checked again. Zero means DefaultEvery (1h).
 	Every time.Duration
 	// Interval is how often Run calls RunOnce. Zero means DefaultInterval
 	// (30s).
 	Interval time.Duration
-	// Batch is the most entries one RunOnce claims. Zero means
-	// DefaultBatch (50).
+	// Batch is the most holds one RunOnce claims. Zero means DefaultBatch
+	// (50).
 	Batch int
-	// Now is the clock that decides which entries are due. Nil means
+	// Now is the clock that decides which holds are due. Nil means
 	// time.Now.
 	Now func() time.Time
 	// Logger receives a record per re-check. Nil means discard.
@@ -77,11 +96,12 @@ type Options struct {
 
 // Scheduler re-checks held invoices and releases their holds once the goods
 // have arrived. It is safe for concurrent use, and several Schedulers (in
-// one process or in several replicas) may share a Queue that hands each
-// entry to one claimer only, as RedisQueue does.
+// one process or in several replicas) may share one database: each due
+// hold is claimed by one of them.
 type Scheduler struct {
-	erp      ERP
-	queue    Queue
+	invoices erp.Invoices
+	receipts Receipts
+	holds    Holds
 	every    time.Duration
 	interval time.Duration
 	batch    int
@@ -90,30 +110,22 @@ type Scheduler struct {
 	observer Observer
 }
 
-// New returns a Scheduler. It panics when opts.ERP or opts.Queue is nil,
-// which is a programming error.
+// New returns a Scheduler. It panics when a required option is nil, which
+// is a programming error.
 func New(opts Options) *Scheduler {
-	if opts.ERP == nil || opts.Queue == nil {
-		panic("recheck: Options.ERP and Options.Queue are required")
+	if opts.Invoices == nil || opts.Receipts == nil || opts.Holds == nil {
+		panic("recheck: Options.Invoices, Receipts and Holds are required")
 	}
 	s := &Scheduler{
-		erp:      opts.ERP,
-		queue:    opts.Queue,
-		every:    opts.Every,
-		interval: opts.Interval,
-		batch:    opts.Batch,
+		invoices: opts.Invoices,
+		receipts: opts.Receipts,
+		holds:    opts.Holds,
+		every:    cmp.Or(opts.Every, DefaultEvery),
+		interval: cmp.Or(opts.Interval, DefaultInterval),
+		batch:    cmp.Or(opts.Batch, DefaultBatch),
 		now:      opts.Now,
 		log:      opts.Logger,
 		observer: opts.Observer,
-	}
-	if s.every <= 0 {
-		s.every = DefaultEvery
-	}
-	if s.interval <= 0 {
-		s.interval = DefaultInterval
-	}
-	if s.batch <= 0 {
-		s.batch = DefaultBatch
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -124,96 +136,82 @@ func New(opts Options) *Scheduler {
 	return s
 }
 
-// Report counts what one RunOnce did with the entries it claimed.
+// Report counts what one RunOnce did with the holds it claimed.
 type Report struct {
-	// Claimed is the number of entries taken from the queue.
+	// Claimed is the number of holds claimed.
 	Claimed int
-	// Released counts holds released because every goods receipt arrived.
+	// Released counts holds released because no item waits any more.
 	Released int
 	// Waiting counts holds whose goods receipt is still missing; they are
-	// back in the queue, due Every from now.
+	// due again Every from now.
 	Waiting int
-	// Dropped counts entries removed for good: the invoice is no longer
-	// held (posted or parked), or the ERP knows neither the invoice nor
-	// the hold.
-	Dropped int
-	// Failed counts entries whose check could not be completed, for an
-	// ERP failure or because ctx ended; they are back in the queue.
+	// Closed counts holds ended because there is nothing to wait for: the
+	// invoice is posted, or the ERP does not know it.
+	Closed int
+	// Failed counts holds whose check could not be completed, for an ERP
+	// failure or because ctx ended; they are due again within a minute.
 	Failed int
 }
 
-// outcome is the result of checking one entry.
-type outcome int
-
-const (
-	released outcome = iota
-	waiting
-	dropped
-	failed
-)
-
-// RunOnce claims the entries due now, at most Batch of them, and checks
-// each: an invoice no longer held is dropped; one whose goods-receipt-based
-// lines are all covered by uncancelled receipts has its hold released;
-// otherwise the entry is re-added due Every from now with Checks increased.
-// An ERP failure re-adds the entry due min(Every, 1m) from now and the run
-// goes on with the others. Entries not yet checked when ctx ends are
-// re-added unchanged. The error reports a failed claim or re-add; a
-// re-added entry is written even after ctx has ended, so that a shutdown
-// does not lose claimed entries.
+// RunOnce claims the holds due now, at most Batch of them, and checks each:
+// a hold whose invoice is posted or unknown is closed; one whose items no
+// longer wait for goods is released; otherwise it is due again Every from
+// now. An ERP failure makes it due again min(Every, 1m) from now, and the
+// run goes on with the others. The outcome of a check is written even after
+// ctx has ended; holds not yet checked then stay claimed until their lease
+// runs out and are checked by the next run.
 func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
 	now := s.now()
-	entries, claimErr := s.queue.Claim(ctx, now, s.batch)
-	rep := Report{Claimed: len(entries)}
-	var errs []error
-	if claimErr != nil {
-		errs = append(errs, claimErr)
+	holds, err := s.holds.ClaimDueHolds(ctx, now, s.batch, claimLease)
+	rep := Report{Claimed: len(holds)}
+	if err != nil {
+		return rep, fmt.Errorf("recheck: claim due holds: %w", err)
 	}
-	for i, e := range entries {
+	var errs []error
+	for _, h := range holds {
 		if ctx.Err() != nil {
-			for _, rest := range entries[i:] {
-				rep.Failed++
-				if err := s.putBack(ctx, rest); err != nil {
-					errs = append(errs, err)
-				}
-			}
+			rep.Failed += len(holds) - (rep.Released + rep.Waiting + rep.Closed + rep.Failed)
 			break
 		}
-		out, why, err := s.check(ctx, e)
-		log := s.log.With("hold_id", e.HoldID, "invoice_id", e.InvoiceID, "checks", e.Checks)
-		next := e
-		switch out {
-		case released:
-			rep.Released++
-			log.InfoContext(ctx, "recheck: released", "outcome", "released")
-			s.observe(true)
-			continue
-		case dropped:
-			rep.Dropped++
-			// Without the invoice or the hold nothing can be re-checked, yet
-			// the ERP may still block the invoice: a person has to look.
-			level := slog.LevelInfo
-			if strings.HasSuffix(why, "_not_found") {
-				level = slog.LevelWarn
-			}
-			log.Log(ctx, level, "recheck: dropped", "outcome", "dropped", "reason", why)
-			continue
-		case waiting:
-			rep.Waiting++
-			next.RecheckAt, next.Checks = now.Add(s.every), e.Checks+1
-			log.InfoContext(ctx, "recheck: goods receipt still missing", "outcome", "waiting", "reason", why, "recheck_at", next.RecheckAt)
-			s.observe(false)
-		case failed:
+		log := s.log.With("hold_id", h.ID, "invoice_id", h.InvoiceID, "checks", h.Checks)
+		wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+		kind, note, awaited, checkErr := s.check(ctx, h)
+		var werr error
+		switch {
+		case checkErr != nil:
 			rep.Failed++
-			next.RecheckAt = now.Add(min(s.every, failureDelay))
-			log.WarnContext(ctx, "recheck: failed", "outcome", "failed", "error", err, "recheck_at", next.RecheckAt)
+			next := now.Add(min(s.every, failureDelay))
+			log.WarnContext(ctx, "recheck: failed", "outcome", "failed", "error", checkErr, "next_check_at", next)
+			werr = s.holds.RescheduleHold(wctx, h.ID, next, false, now)
+		case kind == "":
+			rep.Waiting++
+			next := now.Add(s.every)
+			log.InfoContext(ctx, "recheck: goods receipt still missing", "outcome", "waiting", "awaiting", awaited, "next_check_at", next)
+			werr = s.holds.RescheduleHold(wctx, h.ID, next, true, now)
+			s.observe(false)
+		default:
+			if kind == released {
+				rep.Released++
+				s.observe(true)
+			} else {
+				rep.Closed++
+			}
+			log.InfoContext(ctx, "recheck: "+kind, "outcome", kind, "note", note)
+			werr = s.holds.ReleaseHold(wctx, records.HoldEvent{HoldID: h.ID, At: now, Kind: kind, Note: note})
 		}
-		if err := s.putBack(ctx, next); err != nil {
-			errs = append(errs, err)
+		cancel()
+		if werr != nil {
+			errs = append(errs, fmt.Errorf("recheck: hold %s: %w", h.ID, werr))
 		}
 	}
 	return rep, errors.Join(errs...)
 }
+
+// The kinds of ending a check can give a hold.
+const (
+	released = "released"
+	closed   = "closed"
+)
 
 func (s *Scheduler) observe(rel bool) {
 	if s.observer != nil {
@@ -221,107 +219,31 @@ func (s *Scheduler) observe(rel bool) {
 	}
 }
 
-// putBack re-adds e. It does not stop when ctx ends: the entry is out of
-// the queue and would be lost.
-func (s *Scheduler) putBack(ctx context.Context, e Entry) error {
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), putBackTimeout)
-	defer cancel()
-	if err := s.queue.Add(actx, e); err != nil {
-		s.log.ErrorContext(ctx, "recheck: entry lost: cannot re-add it", "hold_id", e.HoldID,
-			"invoice_id", e.InvoiceID, "fiscal_year", e.FiscalYear, "recheck_at", e.RecheckAt, "error", err)
-		return fmt.Errorf("recheck: re-add hold %s: %w", e.HoldID, err)
-	}
-	return nil
-}
-
-// check reads the invoice and its goods receipts and releases the hold when
-// they cover it. why says, for waiting and dropped, what decided it.
-func (s *Scheduler) check(ctx context.Context, e Entry) (out outcome, why string, err error) {
-	inv, err := s.erp.Invoice(ctx, e.InvoiceID)
+// check reads the invoice and the items it waits for. It returns the kind
+// of ending (released or closed) with a note, or "" with the items still
+// awaited.
+func (s *Scheduler) check(ctx context.Context, h records.Hold) (kind, note string, awaited []string, err error) {
+	inv, err := s.invoices.Invoice(ctx, h.InvoiceID)
 	var nf *erp.NotFoundError
 	switch {
 	case errors.As(err, &nf):
-		return dropped, "invoice_not_found", nil
+		return closed, "the ERP does not know invoice " + h.InvoiceID, nil, nil
 	case err != nil:
-		return failed, "", err
-	case inv.Status != erp.InvoiceHeld:
-		return dropped, "invoice_" + string(inv.Status), nil
+		return "", "", nil, err
+	case inv.Status == erp.InvoicePosted:
+		return closed, "invoice " + h.InvoiceID + " was posted", nil, nil
 	}
-	why, err = s.shortfall(ctx, inv)
-	switch {
-	case err != nil:
-		return failed, "", err
-	case why != "":
-		return waiting, why, nil
+	items, err := s.receipts.AwaitedReceipts(ctx, inv)
+	if err != nil {
+		return "", "", nil, err
 	}
-	fy := e.FiscalYear
-	if fy == "" {
-		fy = inv.FiscalYear
+	if len(items) == 0 {
+		return released, "every goods-receipt-based item has its goods receipt", nil, nil
 	}
-	err = s.erp.ReleaseHold(ctx, erp.Hold{ID: e.HoldID, InvoiceID: e.InvoiceID, FiscalYear: fy})
-	switch {
-	case errors.As(err, &nf):
-		return dropped, "hold_not_found", nil
-	case err != nil:
-		return failed, "", err
+	for _, it := range items {
+		awaited = append(awaited, it.POID+"/"+it.Item)
 	}
-	return released, "", nil
-}
-
-// shortfall returns "" when every goods-receipt-based purchase order item
-// the invoice bills has received at least the quantity its lines invoice,
-// or else describes the first item that has not. Lines billing the same
-// item are added up. A purchase order or item the ERP does not know counts
-// as not received: the hold stays for a person to resolve.
-func (s *Scheduler) shortfall(ctx context.Context, inv erp.Invoice) (string, error) {
-	type poItem struct{ po, item string }
-	invoiced := map[poItem]decimal.Decimal{}
-	var order []poItem
-	for _, l := range inv.Lines {
-		if l.POID == "" {
-			continue
-		}
-		k := poItem{l.POID, l.POItem}
-		if _, ok := invoiced[k]; !ok {
-			order = append(order, k)
-		}
-		invoiced[k] = invoiced[k].Add(l.Quantity)
-	}
-	orders := map[string]erp.PurchaseOrder{}
-	for _, k := range order {
-		po, ok := orders[k.po]
-		if !ok {
-			var err error
-			po, err = s.erp.PurchaseOrder(ctx, k.po)
-			var nf *erp.NotFoundError
-			if errors.As(err, &nf) {
-				return fmt.Sprintf("purchase order %s not found", k.po), nil
-			}
-			if err != nil {
-				return "", err
-			}
-			orders[k.po] = po
-		}
-		it, ok := po.Item(k.item)
-		if !ok {
-			return fmt.Sprintf("purchase order %s item %s not found", k.po, k.item), nil
-		}
-		if !it.GoodsReceiptBased {
-			continue
-		}
-		receipts, err := s.erp.GoodsReceipts(ctx, k.po, k.item)
-		if err != nil {
-			return "", err
-		}
-		received := decimal.Zero
-		for _, r := range receipts {
-			received = received.Add(r.Quantity)
-		}
-		if received.LessThan(invoiced[k]) {
-			return fmt.Sprintf("purchase order %s item %s: received %s of %s", k.po, k.item, received, invoiced[k]), nil
-		}
-	}
-	return "", nil
+	return "", "", awaited, nil
 }
 
 // Run calls RunOnce at once and then every Interval until ctx ends,
@@ -336,7 +258,7 @@ func (s *Scheduler) Run(ctx context.Context) {
 		}
 		if rep.Claimed > 0 {
 			s.log.InfoContext(ctx, "recheck: run done", "claimed", rep.Claimed, "released", rep.Released,
-				"waiting", rep.Waiting, "dropped", rep.Dropped, "failed", rep.Failed)
+				"waiting", rep.Waiting, "closed", rep.Closed, "failed", rep.Failed)
 		}
 		select {
 		case <-ctx.Done():

@@ -1,7 +1,7 @@
-// Package sap is the production erp.Client for SAP S/4HANA. It speaks the
-// OData v2 APIs API_SUPPLIERINVOICE_PROCESS_SRV, API_PURCHASEORDER_PROCESS_SRV,
-// API_MATERIAL_DOCUMENT_SRV and API_BUSINESS_PARTNER, and the customer's own
-// ZERPGATE_PROCESS_SRV for approvals, holds and handovers.
+// Package sap is the production erp.Client for SAP S/4HANA. It speaks SAP's
+// published OData v2 APIs API_SUPPLIERINVOICE_PROCESS_SRV,
+// API_PURCHASEORDER_PROCESS_SRV, API_MATERIAL_DOCUMENT_SRV and
+// API_BUSINESS_PARTNER, and nothing else.
 //
 // Every HTTP attempt runs through a retry.Runner. Failures come back as
 // *erp.NotFoundError or *erp.UpstreamError; the ERP's own wording only ever

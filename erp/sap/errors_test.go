@@ -26,9 +26,9 @@ const (
 {"code":"F5/202","message":"Period check","severity":"error"}]}}}}`
 	v2Single = `{"error":{"code":"06/020","message":{"lang":"en","value":"Item closed"},
 "innererror":{"errordetails":{"errordetail":{"code":"06/021","message":"Item 10 is closed","severity":"error"}}}}}`
-	v4 = `{"error":{"code":"ZERPGATE/010","message":"No approver for amount 250000.00 EUR",
-"details":[{"code":"ZERPGATE/011","message":"Band limit 200000.00","severity":"error","target":"Amount"},
-{"code":"ZERPGATE/010","message":"again","severity":"error"},{"code":"ZERPGATE/099","message":"hint","severity":"warning"}]}}`
+	v4 = `{"error":{"code":"06/025","message":"Vendor 100099 not created (please check your input)",
+"details":[{"code":"06/027","message":"Vendor 100099 has not been created for purch. organization 1010","severity":"error","target":"Supplier"},
+{"code":"06/025","message":"again","severity":"error"},{"code":"06/099","message":"hint","severity":"warning"}]}}`
 	v4NoSeverity = `{"error":{"code":"M8/081","message":"No goods receipt","details":[{"code":"M8/081","message":"x"},{"code":"M8/083","message":"y"}]}}`
 	fault        = `{"fault":{"faultstring":"Rate limit quota violation. Quota limit exceeded. Identifier : gw.example.internal","detail":{"errorcode":"policies.ratelimit.QuotaViolation"}}}`
 	html         = `<html><body>Connection timed out</body></html>`
@@ -49,10 +49,10 @@ func TestUpstreamErrors(t *testing.T) {
 			"already entered under accounting doc", false, 0},
 		{"v2 errordetail object", 400, nil, v2Object, []string{"F5/201", "F5/202"}, "Posting period 012 2025", false, 0},
 		{"v2 single errordetail", 400, nil, v2Single, []string{"06/020", "06/021"}, "Item closed", false, 0},
-		{"v4 string message and details", 400, nil, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "No approver for amount", false, 0},
+		{"v4 string message and details", 400, nil, v4, []string{"06/025", "06/027"}, "Vendor 100099 not created", false, 0},
 		{"v4 details without severity", 400, nil, v4NoSeverity, []string{"M8/081", "M8/083"}, "No goods receipt", false, 0},
 		{"500 with envelope", 500, nil, v2Array, []string{"M8/108", "/IWBEP/CX_MGW_BUSI_EXCEPTION"}, "already entered", false, 0},
-		{"429 retry-after seconds", 429, map[string]string{"Retry-After": "7"}, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "", true, 7 * time.Second},
+		{"429 retry-after seconds", 429, map[string]string{"Retry-After": "7"}, v4, []string{"06/025", "06/027"}, "", true, 7 * time.Second},
 		{"502", 502, nil, `Bad Gateway`, nil, "Bad Gateway", true, 0},
 		{"503 with envelope", 503, map[string]string{"Retry-After": "2"}, v2Object, []string{"F5/201", "F5/202"}, "", true, 2 * time.Second},
 		{"504", 504, nil, ``, nil, "", true, 0},
@@ -60,7 +60,7 @@ func TestUpstreamErrors(t *testing.T) {
 		{"fault 429", 429, nil, fault, nil, "Rate limit quota violation", true, 0},
 		{"fault 500", 500, nil, fault, nil, "policies.ratelimit.QuotaViolation", true, 0},
 		{"401 plain", 401, nil, `Unauthorized`, nil, "Unauthorized", false, 0},
-		{"400 bad retry-after", 400, map[string]string{"Retry-After": "soon"}, v4, []string{"ZERPGATE/010", "ZERPGATE/011"}, "", false, 0},
+		{"400 bad retry-after", 400, map[string]string{"Retry-After": "soon"}, v4, []string{"06/025", "06/027"}, "", false, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +106,7 @@ func TestUpstreamErrors(t *testing.T) {
 // or identifiers from the upstream body.
 func noUpstreamText(t *testing.T, up *erp.UpstreamError) {
 	t.Helper()
-	leaks := []string{"7F3A9C2B11D04E0F", "gw.example.internal", "already entered", "Posting period", "No approver",
+	leaks := []string{"7F3A9C2B11D04E0F", "gw.example.internal", "already entered", "Posting period", "not created",
 		"Connection timed out", "Rate limit", "Item closed", "127.0.0.1"}
 	fields := []string{string(up.Service), up.Operation}
 	fields = append(fields, up.MessageIDs...)
@@ -157,18 +157,6 @@ func TestMalformedResponses(t *testing.T) {
 			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "1", FiscalYear: "2026"}, "")
 			return err
 		}, `{"d":{"Release":{"SupplierInvoice":"1"}}}`},
-		{"hold release without status", func(c *Client) error {
-			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
-		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001"}}}`},
-		{"hold release not released", func(c *Client) error {
-			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
-		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001","Status":"HELD"}}}`},
-		{"other hold released", func(c *Client) error {
-			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
-		}, `{"d":{"ReleaseHold":{"HoldID":"H0000002","Status":"RELEASED"}}}`},
-		{"hold release with unknown invoice status", func(c *Client) error {
-			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H0000001"})
-		}, `{"d":{"ReleaseHold":{"HoldID":"H0000001","Status":"RELEASED","SupplierInvoiceStatus":"Z"}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,7 +188,7 @@ func TestConnectionReset(t *testing.T) {
 		c := f.client(Options{})
 		var err error
 		if write {
-			_, err = c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap"})
+			_, err = c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 		} else {
 			_, err = c.Supplier(context.Background(), "100042")
 		}
@@ -286,7 +274,7 @@ func TestCallerCanceled(t *testing.T) {
 	// Canceled before the write: nothing is sent.
 	ctx, cancel = context.WithCancel(context.Background())
 	cancel()
-	_, err = c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102"})
+	_, err = c.PostInvoice(ctx, erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	if !errors.Is(err, context.Canceled) || !errors.As(err, &up) {
 		t.Fatalf("got %v, want an UpstreamError wrapping context.Canceled", err)
 	}

@@ -147,7 +147,6 @@ const (
 	poPath  = "/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV/"
 	mdPath  = "/sap/opu/odata/sap/API_MATERIAL_DOCUMENT_SRV/"
 	bpPath  = "/sap/opu/odata/sap/API_BUSINESS_PARTNER/"
-	zPath   = "/sap/opu/odata/sap/ZERPGATE_PROCESS_SRV/"
 )
 
 // ms is the /Date/ milliseconds of a UTC calendar date.

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"net/http"
 	"slices"
 
@@ -52,12 +53,20 @@ func (c *Client) InvoicesBySupplierRef(ctx context.Context, supplierID, supplier
 	return fetchList(ctx, c, r, wireInvoice.toDomain)
 }
 
+// msgAlreadyPosted is SAP's answer to a Release of an invoice that is
+// posted already.
+const msgAlreadyPosted = "M8/255"
+
 // PostInvoice releases the parked invoice with the Release function import.
 // The invoice's ID and FiscalYear are used; without a fiscal year the
 // invoice is read first to learn it. A non-empty idempotencyKey is sent as
 // a Repeatability-Request-ID derived from it, so that a repeated call is
 // answered with the first call's result. Warnings from the sap-message
 // header come back in Posting.Messages.
+//
+// An invoice the ERP reports as posted already (M8/255, as when another
+// call posted it first) is settled, not a failure: the Posting comes back
+// with AlreadyPosted set.
 func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKey string) (erp.Posting, error) {
 	fy, err := c.fiscalYear(ctx, inv.ID, inv.FiscalYear)
 	if err != nil {
@@ -95,6 +104,10 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 		w, err = decodeRelease(body)
 		return err
 	})
+	var up *erp.UpstreamError
+	if errors.As(err, &up) && up.HasMessage(msgAlreadyPosted) {
+		return c.alreadyPosted(ctx, inv, fy), nil
+	}
 	if err != nil {
 		return erp.Posting{}, err
 	}
@@ -118,6 +131,28 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 		Messages:     msgs,
 	}
 	return p, nil
+}
+
+// alreadyPosted is the Posting of an invoice the ERP reports as posted
+// before the call. The invoice is read back for what the posting set, its
+// payment block and posting date; should that read fail, or find another
+// fiscal year's document, the Posting holds what the call knew, and the
+// failure is logged.
+func (c *Client) alreadyPosted(ctx context.Context, inv erp.Invoice, fy string) erp.Posting {
+	p := erp.Posting{InvoiceID: inv.ID, FiscalYear: fy, Status: erp.InvoicePosted, PostedAt: inv.PostingDate,
+		PaymentBlock: inv.PaymentBlock, AlreadyPosted: true}
+	cur, err := c.Invoice(ctx, inv.ID)
+	switch {
+	case err != nil:
+		c.log.WarnContext(ctx, "sap: invoice posted before the call could not be read back",
+			"invoice_id", inv.ID, "fiscal_year", fy, "error", err)
+	case cur.FiscalYear != fy:
+		c.log.WarnContext(ctx, "sap: invoice posted before the call read back in another fiscal year",
+			"invoice_id", inv.ID, "fiscal_year", fy, "read_fiscal_year", cur.FiscalYear)
+	default:
+		p.PostedAt, p.PaymentBlock = cur.PostingDate, cur.PaymentBlock
+	}
+	return p
 }
 
 // fiscalYear returns fy, or reads the invoice to learn it when empty.

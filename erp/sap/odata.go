@@ -21,7 +21,6 @@ var servicePaths = map[erp.Service]string{
 	erp.ServicePurchaseOrder:    "API_PURCHASEORDER_PROCESS_SRV",
 	erp.ServiceMaterialDocument: "API_MATERIAL_DOCUMENT_SRV",
 	erp.ServiceBusinessPartner:  "API_BUSINESS_PARTNER",
-	erp.ServiceProcess:          "ZERPGATE_PROCESS_SRV",
 }
 
 // param is one query parameter; order is kept so URLs are predictable.

@@ -244,26 +244,6 @@ func TestSearchSuppliers(t *testing.T) {
 	}
 }
 
-const approvalJSON = `{"ApprovalID":"A0000001","SupplierInvoice":"5105600102","FiscalYear":"2026","Status":"PENDING",
-"Approver":"ap_manager","ProposedAction":"post","Justification":"price increase agreed","Amount":"13500.00","Currency":"EUR",
-"RequestedAt":"/Date(1795000000000)/","DecidedAt":null}`
-
-func TestApproval(t *testing.T) {
-	f := newFake(t, respond(200, `{"d":`+approvalJSON+`}`))
-	got, err := f.client(Options{}).Approval(context.Background(), "A0000001")
-	if err != nil {
-		t.Fatalf("Approval: got error %v, want nil", err)
-	}
-	same(t, "approval", got, erp.Approval{
-		ID: "A0000001", InvoiceID: "5105600102", FiscalYear: "2026", Status: erp.ApprovalPending, Approver: "ap_manager",
-		ProposedAction: "post", Justification: "price increase agreed", Amount: dec("13500"), Currency: "EUR",
-		RequestedAt: at(1795000000000),
-	})
-	if r := f.odata()[0]; r.path != zPath+"ApprovalSet('A0000001')" {
-		t.Errorf("path: got %q, want %q", r.path, zPath+"ApprovalSet('A0000001')")
-	}
-}
-
 func TestNotFoundPerEntity(t *testing.T) {
 	notFound := respond(404, `{"error":{"code":"/IWBEP/CM_MGW_RT/020","message":{"lang":"en","value":"Resource not found"}}}`)
 	tests := []struct {
@@ -276,23 +256,10 @@ func TestNotFoundPerEntity(t *testing.T) {
 			erp.EntityPurchaseOrder, "4500019822"},
 		{"supplier", func(c *Client) error { _, err := c.Supplier(context.Background(), "100999"); return err },
 			erp.EntitySupplier, "100999"},
-		{"approval", func(c *Client) error { _, err := c.Approval(context.Background(), "A9999999"); return err },
-			erp.EntityApproval, "A9999999"},
 		{"release", func(c *Client) error {
 			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600199", FiscalYear: "2026"}, "")
 			return err
 		}, erp.EntityInvoice, "5105600199"},
-		{"request approval", func(c *Client) error {
-			_, err := c.RequestApproval(context.Background(), erp.ApprovalRequest{InvoiceID: "5105600199", FiscalYear: "2026"})
-			return err
-		}, erp.EntityInvoice, "5105600199"},
-		{"hold", func(c *Client) error {
-			_, err := c.HoldInvoice(context.Background(), erp.HoldRequest{InvoiceID: "5105600199", FiscalYear: "2026"})
-			return err
-		}, erp.EntityInvoice, "5105600199"},
-		{"release hold", func(c *Client) error {
-			return c.ReleaseHold(context.Background(), erp.Hold{ID: "H9999999", InvoiceID: "5105600105"})
-		}, erp.EntityHold, "H9999999"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -316,7 +283,6 @@ func TestIDEscaping(t *testing.T) {
 			c := f.client(Options{})
 			c.PurchaseOrder(context.Background(), id)
 			c.Supplier(context.Background(), id)
-			c.Approval(context.Background(), id)
 			c.Invoice(context.Background(), id)
 			c.GoodsReceipts(context.Background(), id, id)
 			q := strings.ReplaceAll(id, "'", "''")
@@ -326,7 +292,6 @@ func TestIDEscaping(t *testing.T) {
 			}{
 				{poPath + "A_PurchaseOrder('" + q + "')", map[string]string{"$expand": "to_PurchaseOrderItem"}},
 				{bpPath + "A_Supplier('" + q + "')", nil},
-				{zPath + "ApprovalSet('" + q + "')", nil},
 				{invPath + "A_SupplierInvoice", map[string]string{"$filter": "SupplierInvoice eq '" + q + "'", "$expand": "to_SuplrInvcItemPurOrdRef"}},
 				{mdPath + "A_MaterialDocumentItem", map[string]string{"$filter": "PurchaseOrder eq '" + q + "' and PurchaseOrderItem eq '" + q +
 					"' and GoodsMovementType eq '101' and GoodsMovementIsCancelled eq false"}},

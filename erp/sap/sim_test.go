@@ -3,11 +3,15 @@ package sap
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/sim"
@@ -229,8 +233,8 @@ func TestSimRelease(t *testing.T) {
 	if err != nil {
 		t.Fatalf("release 5105600101: got %v, want nil", err)
 	}
-	if p.Status != erp.InvoicePosted || p.PaymentBlock != "" || len(p.Messages) != 0 || p.InvoiceID != "5105600101" {
-		t.Errorf("release 5105600101: got %+v, want posted without block or messages", p)
+	if p.Status != erp.InvoicePosted || p.PaymentBlock != "" || len(p.Messages) != 0 || p.InvoiceID != "5105600101" || p.AlreadyPosted {
+		t.Errorf("release 5105600101: got %+v, want posted by this call without block or messages", p)
 	}
 	// The same key replays the first answer without posting again.
 	again, err := post("5105600101", "2026", "post-101")
@@ -242,6 +246,16 @@ func TestSimRelease(t *testing.T) {
 	}
 	if inv, err := c.Invoice(ctx, "5105600101"); err != nil || inv.Status != erp.InvoicePosted {
 		t.Errorf("invoice after release: got %v, %v, want posted", inv.Status, err)
+	}
+	// Another key is another call: the ERP answers M8/255, which settles
+	// as posted before, not as a failure.
+	again, err = post("5105600101", "2026", "post-101-b")
+	if err != nil || !again.AlreadyPosted || again.Status != erp.InvoicePosted || again.FiscalYear != "2026" ||
+		again.PaymentBlock != "" || !again.PostedAt.Equal(day(2026, 11, 24)) {
+		t.Errorf("release of a posted invoice: got %+v, %v, want posted before, fiscal year 2026, no block", again, err)
+	}
+	if n := len(s.Ledger().Postings); n != 1 {
+		t.Errorf("postings after a release of a posted invoice: got %d, want 1", n)
 	}
 
 	p, err = post("5105600102", "", "")
@@ -257,7 +271,7 @@ func TestSimRelease(t *testing.T) {
 		status int
 		msg    string
 	}{
-		{"5105600101", "2026", 400, "ZERPGATE/030"},
+		{"5105600104", "2026", 400, "06/025"},
 		{"5105600109", "2025", 400, "F5/201"},
 		{"5105600107", "2026", 400, "M8/108"},
 		{"5105600106", "2026", 400, "06/020"},
@@ -285,6 +299,60 @@ func TestSimRelease(t *testing.T) {
 	}
 }
 
+// TestSimConcurrentPosts: calls that post one invoice at once all succeed.
+// The ERP posts it once; the calls that lose the race get M8/255 and settle
+// it as posted before, with what the winning posting set.
+func TestSimConcurrentPosts(t *testing.T) {
+	for _, n := range []int{2, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			s, c := newSim(t, sim.Options{}, retry.Policy{})
+			ctx := context.Background()
+			// The token is fetched first, so that the calls race on the
+			// Release and not on the fetch.
+			if _, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, ""); err != nil {
+				t.Fatalf("warm-up post: %v", err)
+			}
+			postings := make([]erp.Posting, n)
+			errs := make([]error, n)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			for i := range n {
+				wg.Go(func() {
+					<-start
+					postings[i], errs[i] = c.PostInvoice(ctx, erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+				})
+			}
+			close(start)
+			wg.Wait()
+			first := 0
+			for i, p := range postings {
+				if errs[i] != nil {
+					t.Errorf("post %d: got %v, want nil", i, errs[i])
+					continue
+				}
+				if !p.AlreadyPosted {
+					first++
+				}
+				if p.InvoiceID != "5105600102" || p.FiscalYear != "2026" || p.Status != erp.InvoicePosted || p.PaymentBlock != "R" {
+					t.Errorf("post %d: got %+v, want 5105600102/2026 posted with block R", i, p)
+				}
+			}
+			if first != 1 {
+				t.Errorf("posts not posted before: got %d, want exactly 1", first)
+			}
+			var of102 int
+			for _, p := range s.Ledger().Postings {
+				if p.InvoiceID == "5105600102" {
+					of102++
+				}
+			}
+			if of102 != 1 {
+				t.Errorf("ledger postings of 5105600102: got %d, want 1", of102)
+			}
+		})
+	}
+}
+
 func TestSimEnvelopeForms(t *testing.T) {
 	for _, form := range []string{sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4} {
 		t.Run(form, func(t *testing.T) {
@@ -299,119 +367,39 @@ func TestSimEnvelopeForms(t *testing.T) {
 	}
 }
 
-func TestSimApprovals(t *testing.T) {
-	s, c := newSim(t, sim.Options{}, retry.Policy{})
+func TestSimPostedGoodsReceipt(t *testing.T) {
+	clock := time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)
+	s, c := newSim(t, sim.Options{Now: func() time.Time { return clock }}, retry.Policy{})
 	ctx := context.Background()
 
-	auto, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600101", FiscalYear: "2026", ProposedAction: "post",
-		Justification: "matched", Amount: dec("1000.00"), Currency: "EUR", IdempotencyKey: "appr-101"})
+	// Goods arrive: the receipts read back count them.
+	grs, err := c.GoodsReceipts(ctx, "4500018822", "20")
+	if err != nil || len(grs) != 0 {
+		t.Fatalf("receipts before: got %v, %v, want none", grs, err)
+	}
+	doc, err := s.PostGoodsReceipt("4500018822", "20", decimal.NewFromInt(5))
 	if err != nil {
-		t.Fatalf("RequestApproval 5105600101: %v", err)
+		t.Fatalf("PostGoodsReceipt: %v", err)
 	}
-	if auto.Status != erp.ApprovalApproved || auto.Approver != "auto" || auto.ID == "" || auto.InvoiceID != "5105600101" || auto.RequestedAt.IsZero() {
-		t.Errorf("auto approval: got %+v, want APPROVED by auto", auto)
-	}
-	repeat, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600101", FiscalYear: "2026", ProposedAction: "post",
-		Justification: "matched", Amount: dec("1000.00"), Currency: "EUR", IdempotencyKey: "appr-101"})
-	if err != nil || repeat.ID != auto.ID {
-		t.Errorf("repeated request: got %+v, %v, want approval %s again", repeat, err, auto.ID)
-	}
-
-	pending, err := c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600102", ProposedAction: "post",
-		Justification: "price increase agreed", Amount: dec("13500.00"), Currency: "EUR"})
-	if err != nil {
-		t.Fatalf("RequestApproval 5105600102: %v", err)
-	}
-	if pending.Status != erp.ApprovalPending || pending.Approver != "ap_manager" || !pending.Amount.Equal(dec("13500")) || !pending.DecidedAt.IsZero() {
-		t.Errorf("pending approval: got %+v, want PENDING for ap_manager", pending)
-	}
-	if n := len(s.Ledger().Approvals); n != 2 {
-		t.Errorf("approvals in the ledger: got %d, want 2", n)
-	}
-
-	read, err := c.Approval(ctx, pending.ID)
-	if err != nil || read.Status != erp.ApprovalPending || read.InvoiceID != "5105600102" {
-		t.Errorf("Approval(%s): got %+v, %v, want pending for 5105600102", pending.ID, read, err)
-	}
-	if err := s.Decide(pending.ID, "approve", "jane"); err != nil {
-		t.Fatalf("Decide: %v", err)
-	}
-	read, err = c.Approval(ctx, pending.ID)
-	if err != nil || read.Status != erp.ApprovalApproved || read.DecidedAt.IsZero() {
-		t.Errorf("decided approval: got %+v, %v, want approved with a decision time", read, err)
-	}
-
-	_, err = c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600108", FiscalYear: "2026", ProposedAction: "post",
-		Amount: dec("250000.00"), Currency: "EUR"})
-	var up *erp.UpstreamError
-	if !errors.As(err, &up) || up.Status != 400 || !up.HasMessage("ZERPGATE/010") || up.Keys["invoice_id"] != "5105600108" {
-		t.Errorf("approval above every band: got %v, want 400 ZERPGATE/010", err)
-	}
-	_, err = c.Approval(ctx, "A9999999")
-	var nf *erp.NotFoundError
-	if !errors.As(err, &nf) || nf.Entity != erp.EntityApproval {
-		t.Errorf("Approval(A9999999): got %v, want NotFoundError approval", err)
-	}
-	_, err = c.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: "5105600199", FiscalYear: "2026", Amount: dec("1"), Currency: "EUR"})
-	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice {
-		t.Errorf("approval for an unknown invoice: got %v, want NotFoundError invoice", err)
-	}
-}
-
-func TestSimHoldAndHandover(t *testing.T) {
-	s, c := newSim(t, sim.Options{}, retry.Policy{})
-	ctx := context.Background()
-	recheck := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	req := erp.HoldRequest{InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck, IdempotencyKey: "hold-105"}
-	h, err := c.HoldInvoice(ctx, req)
-	if err != nil {
-		t.Fatalf("HoldInvoice: %v", err)
-	}
-	if h.ID == "" || h.InvoiceID != "5105600105" || h.Status != erp.InvoiceHeld || !h.RecheckAt.Equal(recheck) || h.Reason != "gr_missing" {
-		t.Errorf("hold: got %+v, want held until %v", h, recheck)
-	}
-	if again, err := c.HoldInvoice(ctx, req); err != nil || again.ID != h.ID {
-		t.Errorf("repeated hold: got %+v, %v, want hold %s again", again, err, h.ID)
-	}
-	if n := len(s.Ledger().Holds); n != 1 {
-		t.Errorf("holds in the ledger: got %d, want 1", n)
-	}
-	inv, err := c.Invoice(ctx, "5105600105")
-	if err != nil || inv.Status != erp.InvoiceHeld || inv.PaymentBlock != "H" {
-		t.Errorf("held invoice: got %v block %q, %v, want held with block H", inv.Status, inv.PaymentBlock, err)
-	}
-	_, err = c.HoldInvoice(ctx, erp.HoldRequest{InvoiceID: "5105600199", FiscalYear: "2026", Reason: "x", RecheckAt: recheck})
-	var nf *erp.NotFoundError
-	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice {
-		t.Errorf("hold of an unknown invoice: got %v, want NotFoundError invoice", err)
-	}
-
-	ho, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team", Code: "TOLERANCE_EXCEEDED",
-		Summary: "8 % over the PO price", Evidence: []string{"PO 4500018823 item 10 at 125.00", "invoice at 135.00"}, IdempotencyKey: "ho-102"})
-	if err != nil {
-		t.Fatalf("HandOver: %v", err)
-	}
-	if ho.ID == "" || ho.Status != "QUEUED" || ho.Queue != "ap_team" || ho.InvoiceID != "5105600102" || ho.CreatedAt.IsZero() {
-		t.Errorf("handover: got %+v, want QUEUED in ap_team", ho)
-	}
-	l := s.Ledger()
-	if len(l.Handovers) != 1 || len(l.Handovers[0].Evidence) != 2 || l.Handovers[0].Code != "TOLERANCE_EXCEEDED" {
-		t.Errorf("handover ledger: got %+v, want one handover with two pieces of evidence", l.Handovers)
+	grs, err = c.GoodsReceipts(ctx, "4500018822", "20")
+	if err != nil || len(grs) != 1 || grs[0].MaterialDocument != doc || !grs[0].Quantity.Equal(decimal.NewFromInt(5)) ||
+		!grs[0].PostingDate.Equal(day(2026, 11, 29)) {
+		t.Fatalf("receipts after: got %+v, %v, want %s of 5 on 2026-11-29", grs, err, doc)
 	}
 }
 
 func TestSimCSRFExpiry(t *testing.T) {
 	s, c := newSim(t, sim.Options{}, retry.Policy{})
 	ctx := context.Background()
-	if _, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"}); err != nil {
-		t.Fatalf("first handover: %v", err)
+	if _, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, ""); err != nil {
+		t.Fatalf("first post: %v", err)
 	}
 	s.ExpireTokens()
-	if _, err := c.HandOver(ctx, erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"}); err != nil {
-		t.Fatalf("handover after token expiry: got %v, want nil", err)
+	if _, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, ""); err != nil {
+		t.Fatalf("post after token expiry: got %v, want nil", err)
 	}
-	if n := len(s.Ledger().Handovers); n != 2 {
-		t.Errorf("handovers: got %d, want 2", n)
+	if n := len(s.Ledger().Postings); n != 2 {
+		t.Errorf("postings: got %d, want 2", n)
 	}
 }
 
@@ -460,9 +448,9 @@ func TestSimFaults(t *testing.T) {
 
 func TestSimWriteTimeoutIsNotTransient(t *testing.T) {
 	// The simulator holds a hanging write for the whole delay, so keep it short.
-	rule := sim.FaultRule{Service: erp.ServiceProcess, Kind: sim.FaultHang, DelayMS: 600}
+	rule := sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultHang, DelayMS: 600, Method: "POST"}
 	_, c := newSim(t, sim.Options{Faults: []sim.FaultRule{rule}}, retry.Policy{AttemptTimeout: 200 * time.Millisecond})
-	_, err := c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600102", Queue: "ap_team"})
+	_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	var up *erp.UpstreamError
 	if !errors.As(err, &up) || !up.Timeout || up.Transient || !up.Write {
 		t.Fatalf("got %v, want a timed-out, non-transient write", err)

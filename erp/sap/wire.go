@@ -37,13 +37,6 @@ func (d *sapDate) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-func (d sapDate) MarshalJSON() ([]byte, error) {
-	if d.IsZero() {
-		return []byte("null"), nil
-	}
-	return json.Marshal(formatDate(d.Time))
-}
-
 // parseDate reads "/Date(ms)/" and "/Date(ms±hhmm)/". The offset only says
 // in which zone the value was entered; ms is UTC either way, so the result
 // is in UTC. An RFC 3339 time is accepted as well.
@@ -98,10 +91,6 @@ func plainString(b []byte) (s string, ok bool) {
 	return string(in), true
 }
 
-func formatDate(t time.Time) string {
-	return "/Date(" + strconv.FormatInt(t.UnixMilli(), 10) + ")/"
-}
-
 // sapDecimal is an Edm.Decimal, sent by OData v2 as a JSON string
 // ("1000.00"); a JSON number is accepted too. null and "" are zero.
 type sapDecimal struct{ decimal.Decimal }
@@ -136,16 +125,6 @@ func (d *sapDecimal) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// formatAmount writes an amount with at least two decimals, as SAP shows
-// currency amounts, without rounding away any precision it has.
-func formatAmount(d decimal.Decimal) string {
-	places := int32(2)
-	if e := -d.Exponent(); e > places {
-		places = e
-	}
-	return d.StringFixed(places)
-}
-
 // itemNumber drops the leading zeros SAP may keep in item numbers
 // ("00010"), so items compare equal whichever form a service uses.
 func itemNumber(s string) string {
@@ -170,19 +149,6 @@ func invoiceStatus(s string) (erp.InvoiceStatus, error) {
 		return erp.InvoiceHeld, nil
 	}
 	return "", fmt.Errorf("unknown SupplierInvoiceStatus %q", s)
-}
-
-// approvalStatus maps the process service's approval Status.
-func approvalStatus(s string) (erp.ApprovalStatus, error) {
-	switch strings.ToUpper(s) {
-	case "PENDING":
-		return erp.ApprovalPending, nil
-	case "APPROVED":
-		return erp.ApprovalApproved, nil
-	case "REJECTED":
-		return erp.ApprovalRejected, nil
-	}
-	return "", fmt.Errorf("unknown approval Status %q", s)
 }
 
 // results is an expanded navigation property.
@@ -403,166 +369,5 @@ func (w wireSupplier) toDomain() (erp.Supplier, error) {
 		Country:        w.Country,
 		PostingBlocked: w.PostingIsBlocked,
 		Deleted:        w.DeletionIndicator,
-	}, nil
-}
-
-// wireApprovalRequest is the body of a POST to ApprovalSet.
-type wireApprovalRequest struct {
-	SupplierInvoice string `json:"SupplierInvoice"`
-	FiscalYear      string `json:"FiscalYear"`
-	ProposedAction  string `json:"ProposedAction"`
-	Justification   string `json:"Justification"`
-	Amount          string `json:"Amount"`
-	Currency        string `json:"Currency"`
-}
-
-// wireApproval is an ApprovalSet entity.
-type wireApproval struct {
-	ApprovalID      string     `json:"ApprovalID"`
-	SupplierInvoice string     `json:"SupplierInvoice"`
-	FiscalYear      string     `json:"FiscalYear"`
-	Status          string     `json:"Status"`
-	Approver        string     `json:"Approver"`
-	ProposedAction  string     `json:"ProposedAction"`
-	Justification   string     `json:"Justification"`
-	Amount          sapDecimal `json:"Amount"`
-	Currency        string     `json:"Currency"`
-	RequestedAt     sapDate    `json:"RequestedAt"`
-	DecidedAt       sapDate    `json:"DecidedAt"`
-}
-
-func (w wireApproval) toDomain() (erp.Approval, error) {
-	if w.ApprovalID == "" {
-		return erp.Approval{}, missing("ApprovalID")
-	}
-	st, err := approvalStatus(w.Status)
-	if err != nil {
-		return erp.Approval{}, err
-	}
-	return erp.Approval{
-		ID:             w.ApprovalID,
-		InvoiceID:      w.SupplierInvoice,
-		FiscalYear:     w.FiscalYear,
-		Status:         st,
-		Approver:       w.Approver,
-		ProposedAction: w.ProposedAction,
-		Justification:  w.Justification,
-		Amount:         w.Amount.Decimal,
-		Currency:       w.Currency,
-		RequestedAt:    w.RequestedAt.Time,
-		DecidedAt:      w.DecidedAt.Time,
-	}, nil
-}
-
-// wireHoldRequest is the body of a POST to HoldSet.
-type wireHoldRequest struct {
-	SupplierInvoice string  `json:"SupplierInvoice"`
-	FiscalYear      string  `json:"FiscalYear"`
-	Reason          string  `json:"Reason"`
-	RecheckAt       sapDate `json:"RecheckAt"`
-}
-
-// wireHold is a HoldSet entity.
-type wireHold struct {
-	HoldID                string  `json:"HoldID"`
-	SupplierInvoice       string  `json:"SupplierInvoice"`
-	FiscalYear            string  `json:"FiscalYear"`
-	Reason                string  `json:"Reason"`
-	RecheckAt             sapDate `json:"RecheckAt"`
-	SupplierInvoiceStatus string  `json:"SupplierInvoiceStatus"`
-}
-
-func (w wireHold) toDomain() (erp.Hold, error) {
-	if w.HoldID == "" {
-		return erp.Hold{}, missing("HoldID")
-	}
-	// A hold that does not echo the status still means the invoice is held.
-	st := erp.InvoiceHeld
-	if w.SupplierInvoiceStatus != "" {
-		var err error
-		if st, err = invoiceStatus(w.SupplierInvoiceStatus); err != nil {
-			return erp.Hold{}, err
-		}
-	}
-	return erp.Hold{
-		ID:         w.HoldID,
-		InvoiceID:  w.SupplierInvoice,
-		FiscalYear: w.FiscalYear,
-		Reason:     w.Reason,
-		RecheckAt:  w.RecheckAt.Time,
-		Status:     st,
-	}, nil
-}
-
-// wireReleaseHold is the result of the ReleaseHold function import.
-type wireReleaseHold struct {
-	HoldID                string `json:"HoldID"`
-	SupplierInvoice       string `json:"SupplierInvoice"`
-	FiscalYear            string `json:"FiscalYear"`
-	Status                string `json:"Status"`
-	SupplierInvoiceStatus string `json:"SupplierInvoiceStatus"`
-}
-
-// decodeReleaseHold reads {"d":{"ReleaseHold":{...}}}, or the result
-// directly in "d", and insists on Status RELEASED: any other answer leaves
-// the hold in force.
-func decodeReleaseHold(body []byte) (wireReleaseHold, error) {
-	var d map[string]jsontext.Value
-	if err := decodeEntity(body, &d); err != nil {
-		return wireReleaseHold{}, err
-	}
-	var w wireReleaseHold
-	var err error
-	if inner, ok := d["ReleaseHold"]; ok {
-		err = unmarshal(inner, &w)
-	} else {
-		err = decodeEntity(body, &w)
-	}
-	if err != nil {
-		return wireReleaseHold{}, err
-	}
-	switch {
-	case w.Status == "":
-		return wireReleaseHold{}, missing("Status")
-	case !strings.EqualFold(w.Status, "RELEASED"):
-		return wireReleaseHold{}, fmt.Errorf("hold Status %q, want RELEASED", w.Status)
-	}
-	if w.SupplierInvoiceStatus != "" {
-		if _, err := invoiceStatus(w.SupplierInvoiceStatus); err != nil {
-			return wireReleaseHold{}, err
-		}
-	}
-	return w, nil
-}
-
-// wireHandoverRequest is the body of a POST to HandoverSet.
-type wireHandoverRequest struct {
-	SupplierInvoice string   `json:"SupplierInvoice"`
-	Queue           string   `json:"Queue"`
-	Code            string   `json:"Code"`
-	Summary         string   `json:"Summary"`
-	Evidence        []string `json:"Evidence"`
-	History         string   `json:"History,omitempty"`
-}
-
-// wireHandover is a HandoverSet entity.
-type wireHandover struct {
-	HandoverID      string  `json:"HandoverID"`
-	SupplierInvoice string  `json:"SupplierInvoice"`
-	Queue           string  `json:"Queue"`
-	Status          string  `json:"Status"`
-	CreatedAt       sapDate `json:"CreatedAt"`
-}
-
-func (w wireHandover) toDomain() (erp.Handover, error) {
-	if w.HandoverID == "" {
-		return erp.Handover{}, missing("HandoverID")
-	}
-	return erp.Handover{
-		ID:        w.HandoverID,
-		InvoiceID: w.SupplierInvoice,
-		Queue:     w.Queue,
-		Status:    w.Status,
-		CreatedAt: w.CreatedAt.Time,
 	}, nil
 }

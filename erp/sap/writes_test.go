@@ -2,17 +2,17 @@ package sap
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
 )
 
 func releaseJSON(status, block string) string {
@@ -184,20 +184,26 @@ func TestCSRFExpiredTokenIsRefetched(t *testing.T) {
 }
 
 func TestCSRFTokenPerService(t *testing.T) {
-	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == zPath+"HandoverSet" {
-			writeJSON(w, 201, `{"d":{"HandoverID":"HO0000001","SupplierInvoice":"5105600105","Queue":"ap","Status":"QUEUED","CreatedAt":"/Date(0)/"}}`)
-			return
-		}
-		writeJSON(w, 200, releaseJSON("5", ""))
-	})
+	f := newFake(t, respond(200, releaseJSON("5", "")))
 	c := f.client(Options{})
 	c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
-	c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600105", Queue: "ap"})
-	c.HandOver(context.Background(), erp.HandoverRequest{InvoiceID: "5105600105", Queue: "ap"})
+	// The client posts only to the supplier invoice service; a write to
+	// another service goes through the same path with its own token.
+	other := func() {
+		r := request{
+			call:   retry.Call{Service: erp.ServicePurchaseOrder, Operation: "write", Write: true},
+			method: http.MethodPost,
+			url:    c.url(erp.ServicePurchaseOrder, "A_PurchaseOrder"),
+		}
+		if _, err := c.write(context.Background(), r, func(http.Header, []byte) error { return nil }); err != nil {
+			t.Errorf("write to the purchase order service: %v", err)
+		}
+	}
+	other()
+	other()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.fetches[invPath] != 1 || f.fetches[zPath] != 1 {
+	if f.fetches[invPath] != 1 || f.fetches[poPath] != 1 {
 		t.Errorf("fetches: got %v, want one per service", f.fetches)
 	}
 }
@@ -246,71 +252,64 @@ func TestCSRFFetchWithoutToken(t *testing.T) {
 	}
 }
 
-func TestRequestApproval(t *testing.T) {
-	f := newFake(t, respond(201, `{"d":`+approvalJSON+`}`))
-	got, err := f.client(Options{}).RequestApproval(context.Background(), erp.ApprovalRequest{
-		InvoiceID: "5105600102", FiscalYear: "2026", ProposedAction: "post", Justification: "price increase agreed",
-		Amount: dec("13500"), Currency: "EUR", IdempotencyKey: "appr-1",
-	})
-	if err != nil {
-		t.Fatalf("RequestApproval: got error %v, want nil", err)
+// alreadyPostedJSON is SAP's answer to a Release of a posted invoice.
+const alreadyPostedJSON = `{"error":{"code":"M8/255","message":{"lang":"en","value":"Document 5105600102 2026 has already been posted"},
+"innererror":{"transactionid":"7F3A9C2B11D04E0F","errordetails":[
+{"code":"M8/255","message":"Document 5105600102 2026 has already been posted","severity":"error","target":""}]}}}`
+
+func TestPostInvoiceAlreadyPosted(t *testing.T) {
+	tests := []struct {
+		name string
+		read func(w http.ResponseWriter) // the answer to the read back
+		want erp.Posting
+	}{
+		{"read back", func(w http.ResponseWriter) { writeJSON(w, 200, list(invoiceJSON("5105600102", "2026", "5", "R"))) },
+			erp.Posting{InvoiceID: "5105600102", FiscalYear: "2026", Status: erp.InvoicePosted, PostedAt: day(2026, 11, 24),
+				PaymentBlock: "R", AlreadyPosted: true}},
+		// Without the read, the Posting holds what the call knew.
+		{"read fails", func(w http.ResponseWriter) { writeJSON(w, 503, `Service Unavailable`) },
+			erp.Posting{InvoiceID: "5105600102", FiscalYear: "2026", Status: erp.InvoicePosted, PostedAt: day(2026, 11, 20),
+				AlreadyPosted: true}},
+		{"read finds another fiscal year", func(w http.ResponseWriter) {
+			writeJSON(w, 200, list(invoiceJSON("5105600102", "2027", "5", "R")))
+		}, erp.Posting{InvoiceID: "5105600102", FiscalYear: "2026", Status: erp.InvoicePosted, PostedAt: day(2026, 11, 20),
+			AlreadyPosted: true}},
 	}
-	if got.ID != "A0000001" || got.Status != erp.ApprovalPending || got.Approver != "ap_manager" || !got.DecidedAt.IsZero() {
-		t.Errorf("approval: got %+v, want A0000001 pending for ap_manager", got)
-	}
-	r := f.odata()[0]
-	if r.method != http.MethodPost || r.path != zPath+"ApprovalSet" {
-		t.Errorf("request: got %s %s, want POST %sApprovalSet", r.method, r.path, zPath)
-	}
-	var body map[string]any
-	if err := json.Unmarshal([]byte(r.body), &body); err != nil {
-		t.Fatalf("body %q: %v", r.body, err)
-	}
-	want := map[string]any{"SupplierInvoice": "5105600102", "FiscalYear": "2026", "ProposedAction": "post",
-		"Justification": "price increase agreed", "Amount": "13500.00", "Currency": "EUR"}
-	same(t, "body", body, want)
-	if r.header.Get("Content-Type") != "application/json" || r.header.Get("Repeatability-Request-ID") == "" {
-		t.Errorf("headers: got %v, want JSON content type and a Repeatability-Request-ID", r.header)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if r.Method == http.MethodGet {
+					tt.read(w)
+					return
+				}
+				writeJSON(w, 400, alreadyPostedJSON)
+			})
+			inv := erp.Invoice{ID: "5105600102", FiscalYear: "2026", PostingDate: day(2026, 11, 20)}
+			got, err := f.client(Options{}).PostInvoice(context.Background(), inv, "key-1")
+			if err != nil {
+				t.Fatalf("PostInvoice: got error %v, want the posting", err)
+			}
+			same(t, "posting", got, tt.want)
+			// One Release, then one read: nothing is repeated.
+			var calls []string
+			for _, r := range f.odata() {
+				calls = append(calls, r.method+" "+strings.TrimPrefix(r.path, invPath))
+			}
+			if want := []string{"POST Release", "GET A_SupplierInvoice"}; !slices.Equal(calls, want) {
+				t.Errorf("requests: got %q, want %q", calls, want)
+			}
+		})
 	}
 }
 
-func TestHoldInvoice(t *testing.T) {
-	recheck := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	f := newFake(t, respond(201, fmt.Sprintf(`{"d":{"HoldID":"H0000001","SupplierInvoice":"5105600105","FiscalYear":"2026",
-"Reason":"gr_missing","RecheckAt":"/Date(%d)/","SupplierInvoiceStatus":"C"}}`, recheck.UnixMilli())))
-	got, err := f.client(Options{}).HoldInvoice(context.Background(), erp.HoldRequest{
-		InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck,
-	})
-	if err != nil {
-		t.Fatalf("HoldInvoice: got error %v, want nil", err)
+func TestPostInvoiceOtherRefusalIsAnError(t *testing.T) {
+	f := newFake(t, respond(400, v2Object))
+	_, err := f.client(Options{}).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+	var up *erp.UpstreamError
+	if !errors.As(err, &up) || !up.HasMessage("F5/201") || !up.Write {
+		t.Fatalf("got %v, want the ERP's refusal as an UpstreamError", err)
 	}
-	same(t, "hold", got, erp.Hold{ID: "H0000001", InvoiceID: "5105600105", FiscalYear: "2026", Reason: "gr_missing", RecheckAt: recheck, Status: erp.InvoiceHeld})
-	r := f.odata()[0]
-	if r.path != zPath+"HoldSet" {
-		t.Errorf("path: got %q, want %q", r.path, zPath+"HoldSet")
-	}
-	want := fmt.Sprintf(`{"SupplierInvoice":"5105600105","FiscalYear":"2026","Reason":"gr_missing","RecheckAt":"/Date(%d)/"}`, recheck.UnixMilli())
-	if r.body != want {
-		t.Errorf("body:\ngot  %s\nwant %s", r.body, want)
-	}
-}
-
-func TestHandOver(t *testing.T) {
-	f := newFake(t, respond(201, fmt.Sprintf(`{"d":{"HandoverID":"HO0000001","SupplierInvoice":"5105600102","Queue":"ap_lead",
-"Status":"QUEUED","CreatedAt":"/Date(%d)/"}}`, ms(2026, 11, 25))))
-	got, err := f.client(Options{}).HandOver(context.Background(), erp.HandoverRequest{
-		InvoiceID: "5105600102", Queue: "ap_lead", Code: "TOLERANCE_EXCEEDED", Summary: "8 % over PO price",
-	})
-	if err != nil {
-		t.Fatalf("HandOver: got error %v, want nil", err)
-	}
-	same(t, "handover", got, erp.Handover{ID: "HO0000001", InvoiceID: "5105600102", Queue: "ap_lead", Status: "QUEUED", CreatedAt: day(2026, 11, 25)})
-	r := f.odata()[0]
-	want := `{"SupplierInvoice":"5105600102","Queue":"ap_lead","Code":"TOLERANCE_EXCEEDED","Summary":"8 % over PO price","Evidence":[]}`
-	if r.path != zPath+"HandoverSet" || r.body != want {
-		t.Errorf("request: got %s %s, want %sHandoverSet %s", r.path, r.body, zPath, want)
-	}
-	if got := r.header.Get("Repeatability-Request-ID"); len(got) != 32 {
-		t.Errorf("no key: got %q, want a fresh 32-character id", got)
+	if n := len(f.odata()); n != 1 {
+		t.Errorf("requests: got %d, want the Release alone", n)
 	}
 }

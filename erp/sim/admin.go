@@ -39,31 +39,6 @@ func readAdminBytes(r *http.Request) ([]byte, error) {
 	return body, nil
 }
 
-// adminDecision is POST /sim/admin/approvals/{id}/decision.
-func (s *Server) adminDecision(w http.ResponseWriter, r *http.Request) {
-	var b struct {
-		Decision string `json:"decision"`
-		Approver string `json:"approver"`
-	}
-	if err := readAdminBody(r, &b); err != nil {
-		adminError(w, http.StatusBadRequest, "invalid body: "+err.Error())
-		return
-	}
-	a, err := s.decide(r.PathValue("id"), b.Decision, b.Approver)
-	switch {
-	case errors.Is(err, ErrInvalidDecision):
-		adminError(w, http.StatusBadRequest, err.Error())
-	case errors.Is(err, ErrNotFound):
-		adminError(w, http.StatusNotFound, err.Error())
-	case errors.Is(err, ErrNotPending):
-		adminJSON(w, http.StatusConflict, map[string]any{"error": err.Error(), "approval": a})
-	case err != nil:
-		adminError(w, http.StatusInternalServerError, err.Error())
-	default:
-		adminJSON(w, http.StatusOK, a)
-	}
-}
-
 // adminListFaults is GET /sim/admin/faults; it answers
 // {"faults": FaultStats()}.
 func (s *Server) adminListFaults(w http.ResponseWriter, _ *http.Request) {

@@ -45,27 +45,30 @@ func TestAdminEnvelope(t *testing.T) {
 
 func TestAdminLedgerAndUnknown(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	e.release("5105600101", "2026", "led-1")
-	e.post(procSrv, "/ApprovalSet", approvalBody("5105600102", "2026", "13500.00"), "")
-	var l struct {
-		Postings []map[string]any `json:"postings"`
-		Holds    []map[string]any `json:"holds"`
-		Approval []map[string]any `json:"approvals"`
-	}
+	var l map[string][]map[string]any
 	if err := json.Unmarshal(e.admin(http.MethodGet, "/sim/admin/ledger", nil).body, &l); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Postings) != 1 || l.Postings[0]["invoice_id"] != "5105600101" || l.Postings[0]["repeatability_id"] != "led-1" || l.Postings[0]["posted_at"] == nil {
-		t.Errorf("ledger postings: got %v", l.Postings)
+	if p, ok := l["postings"]; !ok || p == nil || len(p) != 0 {
+		t.Errorf("ledger before any posting: got %v, want an empty postings list", l)
 	}
-	if l.Holds == nil || len(l.Approval) != 1 || l.Approval[0]["status"] != "PENDING" {
-		t.Errorf("ledger: got holds %v approvals %v", l.Holds, l.Approval)
+	e.release("5105600101", "2026", "led-1")
+	l = nil
+	if err := json.Unmarshal(e.admin(http.MethodGet, "/sim/admin/ledger", nil).body, &l); err != nil {
+		t.Fatal(err)
+	}
+	if p := l["postings"]; len(p) != 1 || p[0]["invoice_id"] != "5105600101" || p[0]["repeatability_id"] != "led-1" || p[0]["posted_at"] == nil {
+		t.Errorf("ledger postings: got %v", p)
+	}
+	// The ledger keeps only what SAP records itself: postings.
+	if len(l) != 1 {
+		t.Errorf("ledger: got %v, want postings only", l)
 	}
 	if r := e.do(http.MethodGet, "/sim/admin/nothing", nil, nil); r.status != http.StatusNotFound {
 		t.Errorf("unknown admin path: got %d, want 404", r.status)
 	}
-	if r := e.do(http.MethodPost, "/sim/admin/approvals/A0000001/decision", "{", nil); r.status != http.StatusBadRequest {
-		t.Errorf("bad decision body: got %d, want 400", r.status)
+	if r := e.do(http.MethodPost, "/sim/admin/approvals/A0000001/decision", `{"decision":"approve"}`, nil); r.status != http.StatusNotFound {
+		t.Errorf("approval decision: got %d, want 404 (no such admin endpoint)", r.status)
 	}
 }
 
@@ -173,7 +176,7 @@ func TestAdminFaultsArrayAndListing(t *testing.T) {
 	// A listed rule can be posted back as it is.
 	e.admin(http.MethodPost, "/sim/admin/faults", raw.Faults[0])
 	// The text form, with Content-Type text/plain.
-	r := e.do(http.MethodPost, "/sim/admin/faults", "*:kind=hang,delay_ms=1,p=0.5;process:status=429", map[string]string{"Content-Type": "text/plain; charset=utf-8"})
+	r := e.do(http.MethodPost, "/sim/admin/faults", "*:kind=hang,delay_ms=1,p=0.5;material_document:status=429", map[string]string{"Content-Type": "text/plain; charset=utf-8"})
 	if l := decode(r); r.status != http.StatusOK || len(l.Faults) != 5 || l.Faults[4].Status != 429 || l.Faults[3].Probability != 0.5 {
 		t.Errorf("text form: got %d %+v", r.status, l.Faults)
 	}

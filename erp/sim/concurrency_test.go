@@ -1,7 +1,6 @@
 package sim_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"sync"
@@ -12,28 +11,32 @@ import (
 
 func TestConcurrentWrites(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	invTok, procTok := e.token(invSrv), e.token(procSrv)
+	tok := e.token(invSrv)
 	const n = 16
 	var wg sync.WaitGroup
-	statuses := make(chan int, n)
-	ids := make(chan string, 3*n)
+	plain := make(chan answer, n)
+	distinct := make(chan answer, n)
+	distinctIDs := make(map[string]answer, n)
+	var distinctMu sync.Mutex
+	shared := make(chan answer, n)
 	for i := range n {
 		wg.Add(4)
 		go func() {
 			defer wg.Done()
-			r, err := e.try(http.MethodPost, invSrv+releasePath("5105600101", "2026"), nil, map[string]string{"X-CSRF-Token": invTok})
-			if err != nil {
-				t.Error(err)
-			}
-			statuses <- r.status
+			plain <- releaseFrom(t, e, tok, "5105600101", "")
 		}()
 		go func() {
 			defer wg.Done()
-			ids <- approve(t, e, procTok, "13500.00", fmt.Sprintf("distinct-%d", i))
+			id := fmt.Sprintf("distinct-%d", i)
+			a := releaseFrom(t, e, tok, "5105600108", id)
+			distinctMu.Lock()
+			distinctIDs[id] = a
+			distinctMu.Unlock()
+			distinct <- a
 		}()
 		go func() {
 			defer wg.Done()
-			ids <- "shared " + approve(t, e, procTok, "500.00", "shared")
+			shared <- releaseFrom(t, e, tok, "5105600102", "shared")
 		}()
 		go func() {
 			defer wg.Done()
@@ -45,53 +48,83 @@ func TestConcurrentWrites(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	close(statuses)
-	close(ids)
+	close(plain)
+	close(distinct)
+	close(shared)
 
+	// Without a repeatability id, one release posts and the others find
+	// the invoice posted: SAP's M8/255.
 	count := map[int]int{}
-	for s := range statuses {
-		count[s]++
+	for a := range plain {
+		count[a.status]++
+		if a.status == http.StatusBadRequest {
+			if e := decodeError(t, reply{status: a.status, body: []byte(a.body)}); e.code != "M8/255" {
+				t.Errorf("losing release: got %q, want M8/255: %s", e.code, a.body)
+			}
+		}
 	}
 	if count[http.StatusOK] != 1 || count[http.StatusBadRequest] != n-1 {
 		t.Errorf("concurrent releases: got %v, want one 200 and %d 400", count, n-1)
 	}
-	seen := map[string]int{}
-	for id := range ids {
-		seen[id]++
+	// Distinct ids are distinct requests: one posts, the others find it
+	// posted.
+	count = map[int]int{}
+	for a := range distinct {
+		count[a.status]++
+		if a.status == http.StatusBadRequest {
+			if e := decodeError(t, reply{status: a.status, body: []byte(a.body)}); e.code != "M8/255" {
+				t.Errorf("losing release with its own id: got %q, want M8/255: %s", e.code, a.body)
+			}
+		}
 	}
+	if count[http.StatusOK] != 1 || count[http.StatusBadRequest] != n-1 {
+		t.Errorf("releases with distinct ids: got %v, want one 200 and %d 400", count, n-1)
+	}
+	// One shared id: every caller gets the first answer.
+	seen := map[answer]int{}
+	for a := range shared {
+		seen[a]++
+	}
+	if len(seen) != 1 {
+		t.Errorf("releases with a shared id: got %d different answers, want one", len(seen))
+	}
+	for a, c := range seen {
+		if a.status != http.StatusOK || c != n {
+			t.Errorf("shared answer: got status %d seen %d times, want 200 seen %d times", a.status, c, n)
+		}
+	}
+
 	l := e.sim.Ledger()
-	if len(l.Postings) != 1 {
-		t.Errorf("postings: got %d, want 1", len(l.Postings))
+	if len(l.Postings) != 3 {
+		t.Errorf("postings: got %d, want 3 (one per invoice)", len(l.Postings))
 	}
-	if len(l.Approvals) != n+1 {
-		t.Errorf("approvals: got %d, want %d (one per distinct id plus one shared)", len(l.Approvals), n+1)
-	}
-	shared := 0
-	for id, c := range seen {
-		if c != 1 && c != n {
-			t.Errorf("approval answer %q seen %d times", id, c)
-		}
-		if c == n {
-			shared++
+	// Each distinct id keeps its own first answer.
+	for id, first := range distinctIDs {
+		if again := releaseFrom(t, e, tok, "5105600108", id); again != first {
+			t.Errorf("replay of %s: got %d %s, want %d %s", id, again.status, again.body, first.status, first.body)
 		}
 	}
-	if shared != 1 || len(seen) != n+1 {
-		t.Errorf("answers: got %v, want %d distinct and one shared", seen, n)
+	if n := len(e.sim.Ledger().Postings); n != 3 {
+		t.Errorf("postings after replays: got %d, want 3", n)
 	}
 }
 
-// approve posts an approval request from a goroutine: it reports problems
-// with t.Error and returns the answer's status and approval id.
-func approve(t *testing.T, e *env, token, amt, repeatID string) string {
-	r, err := e.try(http.MethodPost, procSrv+"/ApprovalSet", approvalBody("5105600102", "2026", amt),
-		map[string]string{"X-CSRF-Token": token, "Repeatability-Request-ID": repeatID})
+// answer is the status and body of a write.
+type answer struct {
+	status int
+	body   string
+}
+
+// releaseFrom releases an invoice from a goroutine: it reports transport
+// errors with t.Error and returns the answer.
+func releaseFrom(t *testing.T, e *env, token, id, repeatID string) answer {
+	h := map[string]string{"X-CSRF-Token": token}
+	if repeatID != "" {
+		h["Repeatability-Request-ID"] = repeatID
+	}
+	r, err := e.try(http.MethodPost, invSrv+releasePath(id, "2026"), nil, h)
 	if err != nil {
 		t.Error(err)
-		return "error"
 	}
-	var v struct{ D struct{ ApprovalID string } }
-	if err := json.Unmarshal(r.body, &v); err != nil || r.status != http.StatusCreated {
-		t.Errorf("approval %s: got %d %v: %s", repeatID, r.status, err, r.body)
-	}
-	return v.D.ApprovalID
+	return answer{r.status, string(r.body)}
 }

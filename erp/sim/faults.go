@@ -79,7 +79,7 @@ type FaultRule struct {
 	// (HEAD is a method of its own). Empty matches every method.
 	Method string `json:"method,omitempty"`
 	// Path limits the rule to requests whose path after the service root
-	// contains it, such as "Release", "ApprovalSet" or "A_PurchaseOrder";
+	// contains it, such as "Release", "A_SupplierInvoice" or "A_PurchaseOrder";
 	// the match is case-sensitive and ignores the query. Empty matches
 	// every path.
 	Path string `json:"path,omitempty"`
@@ -127,9 +127,11 @@ var faultMethods = []string{
 	http.MethodPatch, "MERGE", http.MethodDelete, http.MethodOptions,
 }
 
+// faultServices are the service names a rule may name: AnyService and
+// the services the simulator publishes.
 var faultServices = []erp.Service{
 	AnyService, erp.ServiceSupplierInvoice, erp.ServicePurchaseOrder,
-	erp.ServiceMaterialDocument, erp.ServiceBusinessPartner, erp.ServiceProcess,
+	erp.ServiceMaterialDocument, erp.ServiceBusinessPartner,
 }
 
 var faultKinds = []FaultKind{FaultStatus, FaultHTML500, FaultMalformed, FaultReset, FaultHang, FaultLost}

@@ -122,7 +122,7 @@ func TestFaultLostWrite(t *testing.T) {
 	if n := len(e.sim.Ledger().Postings); n != 1 {
 		t.Errorf("postings after retry: got %d, want 1", n)
 	}
-	wantError(t, e.release("5105600101", "2026", "other-id"), http.StatusBadRequest, "ZERPGATE/030")
+	wantError(t, e.release("5105600101", "2026", "other-id"), http.StatusBadRequest, "M8/255")
 }
 
 func TestFaultMatching(t *testing.T) {
@@ -193,7 +193,7 @@ func TestFaultStatusOnWriteAppliesNothing(t *testing.T) {
 func TestFaultMethodAndPath(t *testing.T) {
 	e := newEnv(t, sim.Options{})
 	e.token(invSrv)
-	e.token(procSrv)
+	e.token(poSrv)
 	invoice := invSrv + "/A_SupplierInvoice(SupplierInvoice='5105600101',FiscalYear='2026')"
 	if err := e.sim.InjectFaults(
 		sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 502, Method: "post", Count: -1},
@@ -209,11 +209,11 @@ func TestFaultMethodAndPath(t *testing.T) {
 	}{
 		{"GET under a POST-only rule", func() reply { return e.get(invoice) }, 200},
 		{"POST under a POST-only rule", func() reply { return e.release("5105600101", "2026", "mp-1") }, 502},
-		{"ApprovalSet under a Release rule", func() reply {
-			return e.post(procSrv, "/ApprovalSet", approvalBody("5105600102", "2026", "13500.00"), "")
-		}, 201},
+		{"POST of another path under a Release rule", func() reply {
+			return e.post(poSrv, "/A_PurchaseOrder", map[string]string{}, "")
+		}, 405},
 		{"Release on another service root", func() reply {
-			return e.post(procSrv, "/Release", nil, "")
+			return e.post(poSrv, "/Release", nil, "")
 		}, 504},
 		{"GET matching method and path", func() reply { return e.get(poSrv + "/A_PurchaseOrder('4500018822')") }, 500},
 		{"GET of another path", func() reply { return e.get(poSrv + "/$metadata") }, 200},
@@ -412,7 +412,7 @@ func TestParseFaults(t *testing.T) {
 			" business_partner : Kind=STATUS , status = 429 , retry_after_s=7, retry_after_date, include_fetch=false, probability=1, count=-1 ;",
 			[]sim.FaultRule{{Service: erp.ServiceBusinessPartner, Kind: sim.FaultStatus, Status: 429, RetryAfterS: 7, RetryAfterDate: true, Probability: 1, Count: -1}},
 		},
-		{"process:kind=reset,include_fetch,", []sim.FaultRule{{Service: erp.ServiceProcess, Kind: sim.FaultReset, IncludeFetch: true}}},
+		{"material_document:kind=reset,include_fetch,", []sim.FaultRule{{Service: erp.ServiceMaterialDocument, Kind: sim.FaultReset, IncludeFetch: true}}},
 		{"*:kind=malformed,path=A_PurchaseOrder('4500018822')", []sim.FaultRule{{Service: sim.AnyService, Kind: sim.FaultMalformed, Path: "A_PurchaseOrder('4500018822')"}}},
 	}
 	for _, tt := range tests {
@@ -435,6 +435,7 @@ func TestParseFaultsErrors(t *testing.T) {
 		{"kind=hang", `fault rule 1 "kind=hang": want "service:key=value,..."`},
 		{":kind=hang", "empty service"},
 		{"purchase_order:kind=hang;payroll:kind=hang", `fault rule 2 "payroll:kind=hang": unknown service "payroll"`},
+		{"process:kind=reset", `unknown service "process"`},
 		{"*:kind=explode", `unknown fault kind "explode"`},
 		{"*:kind=hang,colour=red", `unknown key "colour"`},
 		{"*:kind=hang,p=1.5", `invalid probability "1.5"`},

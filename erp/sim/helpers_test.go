@@ -16,11 +16,10 @@ import (
 )
 
 const (
-	invSrv  = "/sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV"
-	poSrv   = "/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV"
-	mdSrv   = "/sap/opu/odata/sap/API_MATERIAL_DOCUMENT_SRV"
-	bpSrv   = "/sap/opu/odata/sap/API_BUSINESS_PARTNER"
-	procSrv = "/sap/opu/odata/sap/ZERPGATE_PROCESS_SRV"
+	invSrv = "/sap/opu/odata/sap/API_SUPPLIERINVOICE_PROCESS_SRV"
+	poSrv  = "/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV"
+	mdSrv  = "/sap/opu/odata/sap/API_MATERIAL_DOCUMENT_SRV"
+	bpSrv  = "/sap/opu/odata/sap/API_BUSINESS_PARTNER"
 )
 
 // clock is the fixed time the tests run the simulator at.

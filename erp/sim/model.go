@@ -10,10 +10,8 @@ import (
 const (
 	statusParked = "A"
 	statusPosted = "5"
-	statusHeld   = "C"
 
 	blockPriceVariance = "R"
-	blockHold          = "H"
 )
 
 type invoice struct {
@@ -80,10 +78,7 @@ type state struct {
 	receipts  []*receipt
 	suppliers []*supplier
 
-	approvals []*Approval
-	holds     []*Hold
-	handovers []*Handover
-	postings  []*Posting
+	postings []*Posting
 }
 
 func (st *state) invoice(id, fiscalYear string) *invoice {
@@ -132,13 +127,4 @@ func (st *state) receiptsFor(po, item string) []*receipt {
 		}
 	}
 	return out
-}
-
-func (st *state) approval(id string) *Approval {
-	for _, a := range st.approvals {
-		if a.ApprovalID == id {
-			return a
-		}
-	}
-	return nil
 }

@@ -408,8 +408,8 @@ func parseExpand(text string, set *entitySet) (map[string]bool, error) {
 	return out, nil
 }
 
-// write dispatches a POST to a function import or an entity set's create,
-// replaying the first answer for a repeated Repeatability-Request-ID.
+// write dispatches a POST to a function import, replaying the first answer
+// for a repeated Repeatability-Request-ID. Entity sets take no POST.
 func (s *Server) write(svc *service, sub string, w writeRequest) response {
 	segs, err := splitPath(sub)
 	if err != nil {
@@ -419,15 +419,12 @@ func (s *Server) write(svc *service, sub string, w writeRequest) response {
 		return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003", "Method POST is not supported for the service document"))
 	}
 	name, _, hasKey := cutSegment(segs[0])
-	var handler func(*Server, *state, writeRequest) (response, *apiError)
+	var handler functionImport
 	if fn, ok := svc.functions[name]; ok && !hasKey && len(segs) == 1 {
 		handler = fn
-	} else if set := svc.sets[name]; set != nil {
-		if hasKey || len(segs) > 1 || set.create == nil {
-			return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003",
-				fmt.Sprintf("Method POST is not supported for '%s'", sub)))
-		}
-		handler = set.create
+	} else if svc.sets[name] != nil {
+		return s.errorResponse(svc, newError(http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003",
+			fmt.Sprintf("Method POST is not supported for '%s'", sub)))
 	} else {
 		return s.errorResponse(svc, resourceNotFound(segs[0], nil))
 	}

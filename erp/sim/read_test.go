@@ -174,7 +174,7 @@ func TestBadRequestsAndNotFound(t *testing.T) {
 		{"invoice in other year", invSrv + "/A_SupplierInvoice(SupplierInvoice='5105600109',FiscalYear='2026')", 404, "/IWBEP/CM_MGW_RT/020"},
 		{"unknown PO", poSrv + "/A_PurchaseOrder('4500019822')" + q("$expand", "to_PurchaseOrderItem"), 404, "06/019"},
 		{"unknown supplier", bpSrv + "/A_Supplier('100999')", 404, "/IWBEP/CM_MGW_RT/020"},
-		{"unknown approval", procSrv + "/ApprovalSet('A9999999')", 404, "/IWBEP/CM_MGW_RT/020"},
+		{"process service not published", "/sap/opu/odata/sap/ZERPGATE_PROCESS_SRV/ApprovalSet('A9999999')", 404, "/IWFND/MED/170"},
 		{"function import with GET", invSrv + "/Release", 405, "/IWBEP/CM_MGW_RT/003"},
 	}
 	for _, form := range []string{sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4} {
@@ -202,8 +202,8 @@ func TestBadRequestsAndNotFound(t *testing.T) {
 
 func TestServiceDocumentAndMetadata(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	r := e.get(procSrv + "/")
-	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"ApprovalSet"`) {
+	r := e.get(invSrv + "/")
+	if r.status != http.StatusOK || !strings.Contains(string(r.body), `"A_SupplierInvoice"`) {
 		t.Errorf("service document: got %d %s", r.status, r.body)
 	}
 	r = e.get(invSrv + "/$metadata")

@@ -32,8 +32,8 @@ func (s *Server) release(st *state, w writeRequest) (response, *apiError) {
 			fmt.Sprintf("Supplier invoice %s %s does not exist", id, fy))
 	}
 	if inv.status == statusPosted {
-		return response{}, newError(http.StatusBadRequest, "ZERPGATE/030",
-			fmt.Sprintf("Invoice %s %s is not parked; it has already been posted", inv.id, inv.fiscalYear))
+		return response{}, newError(http.StatusBadRequest, "M8/255",
+			fmt.Sprintf("Document %s %s has already been posted", inv.id, inv.fiscalYear))
 	}
 	if inv.postingDate.Before(s.opts.ClosedBefore) {
 		return response{}, newError(http.StatusBadRequest, "F5/201",
@@ -45,8 +45,8 @@ func (s *Server) release(st *state, w writeRequest) (response, *apiError) {
 	}
 	switch sup := st.supplier(inv.supplier); {
 	case sup == nil:
-		return response{}, newError(http.StatusBadRequest, "ZERPGATE/020",
-			fmt.Sprintf("Supplier %s does not exist in company code %s", inv.supplier, inv.companyCode))
+		return response{}, newError(http.StatusBadRequest, "06/025",
+			fmt.Sprintf("Vendor %s not created (please check your input)", inv.supplier))
 	case sup.postingBlocked || sup.deleted:
 		return response{}, newError(http.StatusBadRequest, "F5/351",
 			fmt.Sprintf("Account %s is blocked for posting in company code %s", sup.id, inv.companyCode))

@@ -3,6 +3,8 @@ package sim_test
 import (
 	"encoding/json"
 	"net/http"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,13 +21,13 @@ func TestReleaseCheckOrder(t *testing.T) {
 	}{
 		{id: "5105600101", fy: "2026", status: 200},
 		{id: "5105600102", fy: "2026", status: 200, block: "R", warning: "M8/082"},
-		{id: "5105600100", fy: "2026", status: 400, code: "ZERPGATE/030"},
+		{id: "5105600100", fy: "2026", status: 400, code: "M8/255"},
 		{id: "5105600107", fy: "2026", status: 400, code: "M8/108"},
 		{id: "5105600109", fy: "2025", status: 400, code: "F5/201"},
 		{id: "5105600106", fy: "2026", status: 400, code: "06/020"},
 		{id: "5105600105", fy: "2026", status: 400, code: "M8/081"},
 		{id: "5105600103", fy: "2026", status: 400, code: "06/019"},
-		{id: "5105600104", fy: "2026", status: 400, code: "ZERPGATE/020"},
+		{id: "5105600104", fy: "2026", status: 400, code: "06/025"},
 		{id: "5105600108", fy: "2026", status: 200},
 		{id: "5105600199", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
 		{id: "5105600109", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
@@ -65,8 +67,50 @@ func TestReleaseCheckOrder(t *testing.T) {
 			if len(l) != 1 || l[0].InvoiceID != tt.id || !l[0].PostedAt.Equal(clock) {
 				t.Errorf("postings: got %+v, want one for %s at %v", l, tt.id, clock)
 			}
-			wantError(t, e.release(tt.id, tt.fy, ""), http.StatusBadRequest, "ZERPGATE/030")
+			wantError(t, e.release(tt.id, tt.fy, ""), http.StatusBadRequest, "M8/255")
 		})
+	}
+}
+
+// TestReleaseSAPMessages: a Release that cannot post answers with SAP's
+// own message, in every envelope form, as the code and as the detail, with
+// a text that names the document.
+func TestReleaseSAPMessages(t *testing.T) {
+	tests := []struct {
+		name, id, code, message string
+	}{
+		{"already posted", "5105600100", "M8/255", "Document 5105600100 2026 has already been posted"},
+		{"vendor unknown", "5105600104", "06/025", "Vendor 100999 not created (please check your input)"},
+	}
+	for _, form := range []string{sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4} {
+		for _, tt := range tests {
+			t.Run(form+"/"+tt.name, func(t *testing.T) {
+				e := newEnv(t, sim.Options{Envelope: form})
+				r := e.release(tt.id, "2026", "")
+				if r.status != http.StatusBadRequest {
+					t.Fatalf("status: got %d, want 400: %s", r.status, r.body)
+				}
+				got := decodeError(t, r)
+				if got.code != tt.code || !slices.Contains(got.details, tt.code+":error") {
+					t.Errorf("codes: got %q details %q, want %q with detail %s:error", got.code, got.details, tt.code, tt.code)
+				}
+				if got.message != tt.message {
+					t.Errorf("message: got %q, want %q", got.message, tt.message)
+				}
+				if strings.Contains(string(r.body), "ZERPGATE") {
+					t.Errorf("answer names a made-up message class: %s", r.body)
+				}
+			})
+		}
+	}
+	// A second Release of an invoice posted by the first is M8/255.
+	e := newEnv(t, sim.Options{})
+	if r := e.release("5105600101", "2026", ""); r.status != http.StatusOK {
+		t.Fatalf("first release: got %d: %s", r.status, r.body)
+	}
+	got := wantError(t, e.release("5105600101", "2026", ""), http.StatusBadRequest, "M8/255")
+	if got.message != "Document 5105600101 2026 has already been posted" {
+		t.Errorf("message: got %q", got.message)
 	}
 }
 
@@ -88,7 +132,7 @@ func TestReleaseParameters(t *testing.T) {
 		wantError(t, e.post(invSrv, rel, nil, ""), http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001")
 	}
 	wantError(t, e.post(invSrv, "/A_SupplierInvoice", map[string]string{}, ""), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
-	wantError(t, e.do(http.MethodDelete, procSrv+"/ApprovalSet('A0000001')", nil, map[string]string{"X-CSRF-Token": e.token(procSrv)}), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
+	wantError(t, e.do(http.MethodDelete, invSrv+"/A_SupplierInvoice(SupplierInvoice='5105600101',FiscalYear='2026')", nil, map[string]string{"X-CSRF-Token": e.token(invSrv)}), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
 }
 
 func TestRepeatability(t *testing.T) {
@@ -107,22 +151,12 @@ func TestRepeatability(t *testing.T) {
 	if p := e.sim.Ledger().Postings[0]; p.RepeatabilityID != "rel-102" {
 		t.Errorf("repeatability id: got %q", p.RepeatabilityID)
 	}
-	wantError(t, e.release("5105600102", "2026", "rel-102-b"), http.StatusBadRequest, "ZERPGATE/030")
+	wantError(t, e.release("5105600102", "2026", "rel-102-b"), http.StatusBadRequest, "M8/255")
 
 	errFirst := e.release("5105600107", "2026", "rel-107")
 	errAgain := e.release("5105600107", "2026", "rel-107")
 	wantError(t, errAgain, http.StatusBadRequest, "M8/108")
 	if string(errAgain.body) != string(errFirst.body) {
 		t.Errorf("replayed error differs: got %s, want %s", errAgain.body, errFirst.body)
-	}
-
-	body := map[string]string{"SupplierInvoice": "5105600102", "FiscalYear": "2026", "ProposedAction": "post", "Amount": "13500.00", "Currency": "EUR"}
-	a1 := entity(t, e.post(procSrv, "/ApprovalSet", body, "appr-1"))
-	a2 := entity(t, e.post(procSrv, "/ApprovalSet", body, "appr-1"))
-	if a1["ApprovalID"] != a2["ApprovalID"] {
-		t.Errorf("approval replay: got %v, want %v", a2["ApprovalID"], a1["ApprovalID"])
-	}
-	if n := len(e.sim.Ledger().Approvals); n != 1 {
-		t.Errorf("approvals: got %d, want 1", n)
 	}
 }

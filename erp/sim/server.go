@@ -1,12 +1,12 @@
 // Package sim is a simulated SAP S/4HANA system. It speaks the OData v2
-// subset the gateway's SAP adapter uses over real HTTP: the supplier
-// invoice, purchase order, material document and business partner APIs and
-// the customer service ZERPGATE_PROCESS_SRV, with CSRF tokens, SAP's
-// repeatability header, both error envelope forms and the sap-message
-// warning header. It starts seeded with the golden set and offers admin
-// endpoints under /sim/admin/ to decide approvals, post goods receipts,
-// inject faults, expire CSRF tokens, switch the envelope form and read the
-// ledger of writes.
+// subset the gateway's SAP adapter uses over real HTTP: SAP's supplier
+// invoice, purchase order, material document and business partner APIs,
+// with CSRF tokens, SAP's repeatability header, both error envelope forms
+// and the sap-message warning header. It serves no service, entity set or
+// function import that SAP does not publish. It starts seeded with the
+// golden set and offers admin endpoints under /sim/admin/ to post goods
+// receipts, inject faults, expire CSRF tokens, switch the envelope form and
+// read the ledger of postings.
 package sim
 
 import (
@@ -36,7 +36,6 @@ type Server struct {
 	sessions map[string]string   // session id -> CSRF token; "" when expired
 	repeats  map[string]response // Repeatability-Request-ID -> first answer
 	faults   []*activeFault
-	seq      struct{ approval, hold, handover int }
 }
 
 // New returns a Server seeded with the golden set. It panics when opts name
@@ -65,7 +64,6 @@ func New(opts Options) *Server {
 
 func (s *Server) routes() {
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /sim/admin/approvals/{id}/decision", s.adminDecision)
 	mux.HandleFunc("GET /sim/admin/faults", s.adminListFaults)
 	mux.HandleFunc("POST /sim/admin/faults", s.adminAddFault)
 	mux.HandleFunc("DELETE /sim/admin/faults", s.adminClearFaults)

@@ -21,7 +21,8 @@ type service struct {
 	functions map[string]functionImport
 }
 
-// entitySet describes one entity set of a service.
+// entitySet describes one entity set of a service. Entity sets are
+// read-only: writes go to function imports.
 type entitySet struct {
 	name     string
 	typ      string // entity type name within the service namespace
@@ -30,7 +31,6 @@ type entitySet struct {
 	template obj // a zero entity: the properties and their JSON types
 	rows     func(st *state) []obj
 	notFound func(segment string, key map[string]string) *apiError
-	create   func(s *Server, st *state, w writeRequest) (response, *apiError) // nil for read-only sets
 }
 
 // nav is a navigation property to the entities of target whose join
@@ -72,7 +72,7 @@ func newService(name string, id erp.Service, component string, sets ...*entitySe
 	return svc
 }
 
-// services builds the five OData services the simulator publishes, keyed by
+// services builds the four OData services the simulator publishes, keyed by
 // technical service name.
 func services() map[string]*service {
 	invoices := newService("API_SUPPLIERINVOICE_PROCESS_SRV", erp.ServiceSupplierInvoice, "MM-IV-INT",
@@ -169,52 +169,8 @@ func services() map[string]*service {
 		},
 	)
 
-	process := newService("ZERPGATE_PROCESS_SRV", erp.ServiceProcess, "ZERPGATE",
-		&entitySet{
-			name: "ApprovalSet", typ: "Approval",
-			keys:     []string{"ApprovalID"},
-			template: approvalRow(&Approval{}),
-			rows: func(st *state) []obj {
-				out := make([]obj, 0, len(st.approvals))
-				for _, a := range st.approvals {
-					out = append(out, approvalRow(a))
-				}
-				return out
-			},
-			create: (*Server).createApproval,
-		},
-		&entitySet{
-			name: "HoldSet", typ: "Hold",
-			keys:     []string{"HoldID"},
-			template: holdRow(&Hold{}),
-			rows: func(st *state) []obj {
-				out := make([]obj, 0, len(st.holds))
-				for _, h := range st.holds {
-					out = append(out, holdRow(h))
-				}
-				return out
-			},
-			create: (*Server).createHold,
-		},
-		&entitySet{
-			name: "HandoverSet", typ: "Handover",
-			keys:     []string{"HandoverID"},
-			template: handoverRow(&Handover{}),
-			rows: func(st *state) []obj {
-				out := make([]obj, 0, len(st.handovers))
-				for _, h := range st.handovers {
-					out = append(out, handoverRow(h))
-				}
-				return out
-			},
-			create: (*Server).createHandover,
-		},
-	)
-
-	process.functions["ReleaseHold"] = (*Server).releaseHold
-
 	all := map[string]*service{}
-	for _, svc := range []*service{invoices, orders, materials, partners, process} {
+	for _, svc := range []*service{invoices, orders, materials, partners} {
 		all[svc.name] = svc
 	}
 	return all

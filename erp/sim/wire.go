@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -87,35 +86,6 @@ func (d deferred) MarshalJSON() ([]byte, error) {
 // wireDate formats t as an OData v2 JSON date.
 func wireDate(t time.Time) string {
 	return "/Date(" + strconv.FormatInt(t.UnixMilli(), 10) + ")/"
-}
-
-// wireDateOrNull is wireDate, or JSON null for the zero time.
-func wireDateOrNull(t time.Time) any {
-	if t.IsZero() {
-		return nil
-	}
-	return wireDate(t)
-}
-
-var wireDateRE = regexp.MustCompile(`^/Date\((-?\d+)([+-]\d{4})?\)/$`)
-
-// parseWireDate reads an OData v2 JSON date; clients that send RFC 3339 are
-// tolerated because SAP's gateway accepts ISO dates in request bodies too.
-func parseWireDate(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if m := wireDateRE.FindStringSubmatch(s); m != nil {
-		ms, err := strconv.ParseInt(m[1], 10, 64)
-		if err != nil {
-			return time.Time{}, err
-		}
-		return time.UnixMilli(ms).UTC(), nil
-	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("invalid date %q", s)
 }
 
 // amount formats a currency amount with two decimals.

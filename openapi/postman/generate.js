@@ -139,7 +139,10 @@ const walk = [
   },
   {
     folder: 'Approvals and posting',
-    description: 'Approval routing and posting. The approval ids come from the responses, kept in collection variables.',
+    description:
+      'Approval routing and posting. The approval ids come from the responses, kept in collection variables. ' +
+      'A person decides the pending approval through the gateway (list_approvals, decide_approval), and the ' +
+      'audit log (get_audit) shows the writes.',
     steps: [
       {
         name: 'request_approval 5105600108: APPROVER_NOT_FOUND',
@@ -172,6 +175,20 @@ const walk = [
         check: "pm.expect(body.already_posted).to.be.a('boolean');",
       },
       {
+        name: 'get_audit 5105600101: request_approval and post_invoice, OK',
+        op: 'get_audit', query: { invoice_id: '5105600101' },
+        ok: {},
+        check: [
+          "pm.expect(body.entries.every(function (e) { return e.invoice_id === '5105600101'; })).to.eql(true);",
+          "const done = body.entries.filter(function (e) { return e.outcome === 'OK'; });",
+          "pm.expect(done.map(function (e) { return e.operation; })).to.include.members(['request_approval', 'post_invoice']);",
+          "const posted = done.find(function (e) { return e.operation === 'post_invoice'; });",
+          "pm.expect(posted.approval_id).to.eql(pm.collectionVariables.get('approval_id'));",
+          "// The post refused before the approval is in the log too.",
+          "pm.expect(body.entries.some(function (e) { return e.operation === 'post_invoice' && e.outcome === 'APPROVAL_MISSING'; })).to.eql(true);",
+        ].join('\n'),
+      },
+      {
         name: 'request_approval 5105600109: approved at once',
         op: 'request_approval', path: { invoice_id: '5105600109' },
         body: { proposed_action: 'post_as_invoiced', justification: matchedJustification },
@@ -190,8 +207,12 @@ const walk = [
           proposed_action: 'accept_variance',
           justification: 'Unit price 135.00 is 8 % over the PO price 125.00; supplier cites a raw-material surcharge.',
         },
-        ok: { invoice_id: '5105600102', status: 'pending', approver: 'ap_manager', proposed_action: 'accept_variance', amount: '13500.00' },
-        check: "pm.expect(body).to.not.have.property('decided_at');",
+        // A0000003: the third approval of a freshly started gateway.
+        ok: {
+          approval_id: 'A0000003', invoice_id: '5105600102', status: 'pending', approver: 'ap_manager',
+          proposed_action: 'accept_variance', amount: '13500.00',
+        },
+        check: "pm.expect(body).to.not.have.property('decided_at');\npm.expect(body).to.not.have.property('decided_by');\npm.expect(body.requested_by).to.be.a('string').that.is.not.empty;",
         set: { pending_approval_id: 'approval_id' },
       },
       {
@@ -199,6 +220,45 @@ const walk = [
         op: 'post_invoice', path: { invoice_id: '5105600102' }, body: { approval_id: '{{pending_approval_id}}' },
         error: [409, 'APPROVAL_MISSING', 'hold_and_recheck', false,
           { invoice_id: '5105600102', approval_id: '{{pending_approval_id}}', reason: 'pending' }],
+      },
+      {
+        name: 'list_approvals pending: A0000003 is listed',
+        op: 'list_approvals', query: { status: 'pending' },
+        ok: {},
+        check: [
+          "pm.expect(body.approvals.every(function (a) { return a.status === 'pending'; })).to.eql(true);",
+          "const listed = body.approvals.find(function (a) { return a.approval_id === 'A0000003'; });",
+          "pm.expect(listed).to.deep.include({ invoice_id: '5105600102', status: 'pending', approver: 'ap_manager', proposed_action: 'accept_variance', amount: '13500.00' });",
+        ].join('\n'),
+      },
+      {
+        name: 'decide_approval A0000003 by m.keller: approved',
+        op: 'decide_approval', path: { approval_id: 'A0000003' },
+        body: { decision: 'approve', reason: 'Surcharge confirmed with the supplier.', decided_by: 'm.keller' },
+        ok: {
+          approval_id: 'A0000003', invoice_id: '5105600102', status: 'approved', approver: 'ap_manager',
+          decided_by: 'm.keller', decision_reason: 'Surcharge confirmed with the supplier.',
+        },
+        check: "pm.expect(body.decided_at).to.be.a('string').that.is.not.empty;\npm.expect(body.requested_by).to.not.eql('m.keller');",
+      },
+      {
+        name: 'get_approval {{pending_approval_id}}: approved by m.keller',
+        op: 'get_approval', path: { approval_id: '{{pending_approval_id}}' },
+        ok: { approval_id: '{{pending_approval_id}}', invoice_id: '5105600102', status: 'approved', decided_by: 'm.keller' },
+      },
+      {
+        name: 'post_invoice 5105600102 with {{pending_approval_id}}: posted with TOLERANCE_EXCEEDED',
+        op: 'post_invoice', path: { invoice_id: '5105600102' }, body: { approval_id: '{{pending_approval_id}}' },
+        ok: {
+          invoice_id: '5105600102', status: 'posted', approval_id: '{{pending_approval_id}}',
+          payment_block: 'R', info_code: 'TOLERANCE_EXCEEDED',
+        },
+      },
+      {
+        name: 'decide_approval A0000003 a second time: APPROVAL_DECIDED',
+        op: 'decide_approval', path: { approval_id: 'A0000003' },
+        body: { decision: 'reject', reason: 'Second thoughts after the posting.', decided_by: 'm.keller' },
+        error: [409, 'APPROVAL_DECIDED', 'stop_and_escalate', false, { approval_id: 'A0000003', reason: 'not_pending', status: 'approved' }],
       },
       {
         name: 'get_approval A0009999: APPROVAL_MISSING (unknown)',
@@ -209,7 +269,9 @@ const walk = [
   },
   {
     folder: 'Suppliers, hold, hand over',
-    description: 'Supplier lookups (no match is a success), hold and hand over, and a value that reads like an error.',
+    description:
+      'Supplier lookups (no match is a success), hold and hand over, the handover in its queue as the AP team ' +
+      'lists it (list_handovers), and a value that reads like an error.',
     steps: [
       {
         name: 'search_suppliers acme: found',
@@ -250,6 +312,18 @@ const walk = [
           evidence: ['run_three_way_match: PO_CLOSED, reason delivered_and_finally_invoiced'],
         },
         ok: { invoice_id: '5105600106', queue: 'procurement', status: 'queued' },
+        set: { procurement_handover_id: 'handover_id' },
+      },
+      {
+        name: 'list_handovers procurement: the PO_CLOSED handover is listed',
+        op: 'list_handovers', query: { queue: 'procurement' },
+        ok: {},
+        check: [
+          "pm.expect(body.handovers.every(function (h) { return h.queue === 'procurement'; })).to.eql(true);",
+          "const listed = body.handovers.find(function (h) { return h.handover_id === pm.collectionVariables.get('procurement_handover_id'); });",
+          "pm.expect(listed).to.deep.include({ invoice_id: '5105600106', queue: 'procurement', code: 'PO_CLOSED', status: 'queued' });",
+          "pm.expect(listed.evidence).to.eql(['run_three_way_match: PO_CLOSED, reason delivered_and_finally_invoiced']);",
+        ].join('\n'),
       },
       {
         name: 'hold_invoice 5105600105 with an error text as reason: INVALID_REQUEST',
@@ -349,10 +423,16 @@ function stepTests(step) {
       '    pm.response.to.have.status(200);',
       '});',
       'const body = pm.response.json();',
-      `pm.test('${Object.keys(step.ok).join(', ')}', function () {`,
-      `    pm.expect(body).to.deep.include(${want(step.ok)});`,
-      '});',
     );
+    // A list has no fields of its own to compare; its check looks at the items.
+    if (!Object.keys(step.ok).length && !step.check) throw new Error(`${step.name}: nothing to expect of the answer`);
+    if (Object.keys(step.ok).length) {
+      lines.push(
+        `pm.test('${Object.keys(step.ok).join(', ')}', function () {`,
+        `    pm.expect(body).to.deep.include(${want(step.ok)});`,
+        '});',
+      );
+    }
     if (step.check) {
       lines.push("pm.test('the rest of the answer', function () {", ...step.check.split('\n').map((l) => '    ' + l), '});');
     }

@@ -1,0 +1,71 @@
+package mcp
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/erpgate/erpgate/openapi"
+)
+
+// TestPeopleOperationsAreNoTools checks that the operations the contract
+// marks x-erpgate-audience: people never become tools, and that every other
+// operation does.
+func TestPeopleOperationsAreNoTools(t *testing.T) {
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tools, err := buildTools(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, tl := range tools {
+		names[tl.name] = true
+	}
+	var people []string
+	agents := 0
+	for path, item := range doc.Paths.Map() {
+		for method, op := range item.Operations() {
+			if forPeople(op) {
+				people = append(people, op.OperationID)
+				if names[op.OperationID] {
+					t.Errorf("%s %s: %s is an operation of people but a tool", method, path, op.OperationID)
+				}
+				continue
+			}
+			agents++
+			if !names[op.OperationID] {
+				t.Errorf("%s %s: no tool %s", method, path, op.OperationID)
+			}
+		}
+	}
+	slices.Sort(people)
+	if want := []string{"decide_approval", "get_audit", "list_approvals", "list_handovers"}; !slices.Equal(people, want) {
+		t.Errorf("operations of people %v, want %v", people, want)
+	}
+	if len(tools) != agents {
+		t.Errorf("%d tools, want one per operation for agents (%d)", len(tools), agents)
+	}
+}
+
+// TestForPeople checks the mark: only the value people leaves an operation
+// out.
+func TestForPeople(t *testing.T) {
+	for _, tt := range []struct {
+		ext  map[string]any
+		want bool
+	}{
+		{nil, false},
+		{map[string]any{"x-erpgate-audience": "people"}, true},
+		{map[string]any{"x-erpgate-audience": "agents"}, false},
+		{map[string]any{"x-erpgate-audience": true}, false},
+		{map[string]any{"x-other": "people"}, false},
+	} {
+		if got := forPeople(&openapi3.Operation{Extensions: tt.ext}); got != tt.want {
+			t.Errorf("forPeople(%v) = %v, want %v", tt.ext, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
+)
+
+// engines are the two databases of the gateway's records.
+var engines = []struct {
+	name string
+	open func(testing.TB) (records.Store, string)
+}{{"sqlite", recordstest.SQLite}, {"postgres", recordstest.Postgres}}
+
+// TestReplicasShareRecords runs two gateways over one database, as two
+// replicas behind a load balancer: calls with one idempotency key, sent to
+// both at once, make one record and get one answer; two clients using the
+// same key string are independent.
+func TestReplicasShareRecords(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine.name, func(t *testing.T) {
+			store, url := engine.open(t)
+			creds := withOptions(func(o *api.Options) {
+				o.Credentials = []api.Credential{credential(t, "agent-a", "key-a-0123456789", "read", "write"),
+					credential(t, "agent-b", "key-b-0123456789", "read", "write")}
+			})
+			a := newStack(t, creds, withOptions(func(o *api.Options) { o.Records = store }))
+			// The second replica opens the database on its own, as another
+			// process would.
+			other, err := records.Open(context.Background(), url, records.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { other.Close() })
+			b := a.twin(creds, withOptions(func(o *api.Options) { o.Records = other }))
+
+			const pairs = 50
+			answers := make([][2]string, pairs)
+			var wg sync.WaitGroup
+			for i := range pairs {
+				for j, gw := range []*stack{a, b} {
+					wg.Go(func() {
+						body := map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED",
+							"summary": fmt.Sprintf("Handover %d: PO 4500018830 item 10 is finally invoiced.", i)}
+						r := gw.do("POST", "/handovers", body, "Authorization: Bearer key-a-0123456789",
+							fmt.Sprintf("Idempotency-Key: pair-%d", i))
+						if r.status != 200 {
+							t.Errorf("pair %d on replica %d: %d %s", i, j, r.status, r.body)
+						}
+						answers[i][j] = string(r.body)
+					})
+				}
+			}
+			wg.Wait()
+			for i, ans := range answers {
+				if ans[0] != ans[1] {
+					t.Errorf("pair %d: the replicas answered\n%s\n%s", i, ans[0], ans[1])
+				}
+			}
+			if n := a.counts().handovers; n != pairs {
+				t.Errorf("%d handovers recorded, want %d (one per key)", n, pairs)
+			}
+
+			// Another client's key of the same string is its own.
+			body := map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "Handover 0: PO 4500018830 item 10 is finally invoiced."}
+			r := b.do("POST", "/handovers", body, "Authorization: Bearer key-b-0123456789", "Idempotency-Key: pair-0")
+			if r.status != 200 || r.header.Get("Idempotent-Replayed") != "" || string(r.body) == answers[0][0] {
+				t.Errorf("client b with client a's key string: %d replayed=%q %s; want a record of its own",
+					r.status, r.header.Get("Idempotent-Replayed"), r.body)
+			}
+			// The same key with other arguments, on the other replica, is refused.
+			body["summary"] = "Something else entirely."
+			wantError(t, b.do("POST", "/handovers", body, "Authorization: Bearer key-a-0123456789", "Idempotency-Key: pair-0"),
+				409, "IDEMPOTENCY_KEY_REUSED", "fix_input_and_retry")
+			if n := a.counts().handovers; n != pairs+1 {
+				t.Errorf("%d handovers recorded, want %d", n, pairs+1)
+			}
+		})
+	}
+}
+
+// TestRecordsSurviveARestart writes every kind of record through one
+// gateway and reads them through a new one over the same database, as after
+// a restart; a key used before replays its first answer.
+func TestRecordsSurviveARestart(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine.name, func(t *testing.T) {
+			store, url := engine.open(t)
+			s := newStack(t, withOptions(func(o *api.Options) { o.Records = store }))
+			pending := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+				"justification": "Supplier cites a raw-material surcharge."}, "Idempotency-Key: appr-1")
+			hold := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "Goods receipt for item 20 missing."})
+			ho := s.do("POST", "/handovers", map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED",
+				"summary": "PO 4500018830 item 10 is finally invoiced."})
+			for _, r := range []result{pending, hold, ho} {
+				if r.status != 200 {
+					t.Fatalf("%d %s", r.status, r.body)
+				}
+			}
+			store.Close()
+
+			reopened, err := records.Open(context.Background(), url, records.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { reopened.Close() })
+			after := s.twin(withOptions(func(o *api.Options) { o.Records = reopened }))
+			id := pending.json(t)["approval_id"].(string)
+			if r := after.do("GET", "/approvals/"+id, nil); r.status != 200 || r.json(t)["status"] != "pending" {
+				t.Errorf("approval after the restart: %d %s", r.status, r.body)
+			}
+			again := after.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+				"justification": "Supplier cites a raw-material surcharge."}, "Idempotency-Key: appr-1")
+			if string(again.body) != string(pending.body) || again.header.Get("Idempotent-Replayed") != "true" {
+				t.Errorf("the key after the restart: %s replayed=%q; want the first answer", again.body, again.header.Get("Idempotent-Replayed"))
+			}
+			if h, err := reopened.Hold(context.Background(), hold.json(t)["hold_id"].(string)); err != nil || h.Status != records.HoldHeld {
+				t.Errorf("hold after the restart: %+v, %v", h, err)
+			}
+			list := after.do("GET", "/handovers?queue=procurement", nil)
+			if list.status != 200 || !strings.Contains(string(list.body), ho.json(t)["handover_id"].(string)) {
+				t.Errorf("handovers after the restart: %d %s", list.status, list.body)
+			}
+			audit := after.do("GET", "/audit?invoice_id=5105600102", nil)
+			if audit.status != 200 || !strings.Contains(string(audit.body), `"operation":"request_approval"`) {
+				t.Errorf("audit after the restart: %d %s", audit.status, audit.body)
+			}
+		})
+	}
+}
+
+// TestAuditLog checks one row per write attempt, refused ones included,
+// and that reading it needs the audit scope.
+func TestAuditLog(t *testing.T) {
+	s := newStack(t, withOptions(func(o *api.Options) {
+		o.Credentials = []api.Credential{credential(t, "agent", "agent-key-0123456789", "read", "write"),
+			credential(t, "auditor", "auditor-key-0123456789", "audit")}
+	}))
+	agent, auditor := "Authorization: Bearer agent-key-0123456789", "Authorization: Bearer auditor-key-0123456789"
+	r := s.do("POST", "/invoices/5105600101/approvals", map[string]any{"proposed_action": "post_as_invoiced",
+		"justification": "Three-way match MATCHED on all lines."}, agent, "X-Request-Id: req-appr-1")
+	id := r.json(t)["approval_id"].(string)
+	s.do("POST", "/invoices/5105600101/post", map[string]any{}, agent, "X-Request-Id: req-post-1")
+	s.do("POST", "/invoices/5105600101/post", map[string]any{"approval_id": id}, agent, "X-Request-Id: req-post-2")
+	s.do("GET", "/invoices/5105600101", nil, agent)
+
+	wantError(t, s.do("GET", "/audit?invoice_id=5105600101", nil, agent), 409, "SCOPE_MISSING", "route_to_person")
+	r = s.do("GET", "/audit?invoice_id=5105600101", nil, auditor)
+	if r.status != 200 {
+		t.Fatalf("audit: %d %s", r.status, r.body)
+	}
+	entries := r.json(t)["entries"].([]any)
+	want := []struct{ op, outcome, request, approval, document string }{
+		{"post_invoice", "OK", "req-post-2", id, "5105600101/2026"},
+		{"post_invoice", "APPROVAL_MISSING", "req-post-1", "", ""},
+		{"request_approval", "OK", "req-appr-1", id, id},
+	}
+	if len(entries) != len(want) {
+		t.Fatalf("audit has %d entries, want %d (reads are not audited): %s", len(entries), len(want), r.body)
+	}
+	for i, w := range want {
+		e := entries[i].(map[string]any)
+		if e["operation"] != w.op || e["outcome"] != w.outcome || e["request_id"] != w.request || e["client"] != "agent" ||
+			e["invoice_id"] != "5105600101" || e["args_digest"] == "" {
+			t.Errorf("entry %d: %v; want %+v", i, e, w)
+		}
+		if got, _ := e["approval_id"].(string); got != w.approval {
+			t.Errorf("entry %d approval_id %q, want %q", i, got, w.approval)
+		}
+		if got, _ := e["document"].(string); got != w.document {
+			t.Errorf("entry %d document %q, want %q", i, got, w.document)
+		}
+	}
+}

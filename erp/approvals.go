@@ -1,0 +1,111 @@
+package erp
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+
+	"github.com/erpgate/erpgate/erp/records"
+)
+
+// RequestApproval asks the approval routing to decide on a proposed action,
+// and keeps the request in the gateway's records. The amount decided on is
+// the corrected amount when the fix changes it, else the invoice's gross
+// amount. Within the company code's auto-approve limit the approval is
+// granted at once; above it, it waits for a person of the band's approver
+// group; above every band it is a *NoApproverError. The same proposal for
+// the same invoice (action and amount) is the same approval: asking again
+// returns it as it stands.
+func (p *Process) RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error) {
+	inv, err := p.client.Invoice(ctx, req.InvoiceID)
+	if err != nil {
+		return Approval{}, err
+	}
+	amount := inv.GrossAmount
+	if req.Corrected != nil {
+		amount = *req.Corrected
+	}
+	group, ok := p.routing.Route(inv.CompanyCode, amount)
+	if !ok {
+		return Approval{}, &NoApproverError{InvoiceID: inv.ID, CompanyCode: inv.CompanyCode, Amount: amount}
+	}
+	now := p.now().UTC()
+	rec := records.Approval{
+		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, CompanyCode: inv.CompanyCode,
+		Status: records.ApprovalPending, Approver: group, ProposedAction: req.ProposedAction,
+		Justification: req.Justification, Amount: amount, Currency: inv.Currency,
+		RequestedBy: req.Client, RequestedAt: now,
+		Dedupe: digest("approval", inv.ID, inv.FiscalYear, req.ProposedAction, amount.String(), inv.Currency),
+	}
+	if group == AutoApprover {
+		rec.Status, rec.DecidedBy, rec.DecidedAt = records.ApprovalApproved, AutoApprover, now
+		rec.DecisionReason = "within the auto-approve limit"
+	}
+	a, _, err := p.records.CreateApproval(ctx, rec, p.notifyApprovals && rec.Status == records.ApprovalPending)
+	if err != nil {
+		return Approval{}, err
+	}
+	return ApprovalFrom(a), nil
+}
+
+// Approval returns the approval with the given id, or a *NotFoundError.
+func (p *Process) Approval(ctx context.Context, id string) (Approval, error) {
+	a, err := p.records.Approval(ctx, id)
+	if errors.Is(err, records.ErrNotFound) {
+		return Approval{}, &NotFoundError{Entity: EntityApproval, ID: id}
+	}
+	if err != nil {
+		return Approval{}, err
+	}
+	return ApprovalFrom(a), nil
+}
+
+// DecideApproval records a person's decision on a pending approval. The
+// requester cannot decide their own request, and a decision stands: either
+// is a *DecisionRefusedError. An unknown id is a *NotFoundError.
+func (p *Process) DecideApproval(ctx context.Context, id string, d Decision) (Approval, error) {
+	status := records.ApprovalRejected
+	if d.Approve {
+		status = records.ApprovalApproved
+	}
+	a, err := p.records.DecideApproval(ctx, id, status, d.By, d.Reason, p.now().UTC())
+	switch {
+	case errors.Is(err, records.ErrNotFound):
+		return Approval{}, &NotFoundError{Entity: EntityApproval, ID: id}
+	case errors.Is(err, records.ErrNotPending):
+		return ApprovalFrom(a), &DecisionRefusedError{ApprovalID: id, Reason: DecisionNotPending,
+			Status: ApprovalStatus(a.Status), Approver: a.Approver}
+	case errors.Is(err, records.ErrSameRequester):
+		cur, gerr := p.records.Approval(ctx, id)
+		if gerr != nil {
+			return Approval{}, gerr
+		}
+		return ApprovalFrom(cur), &DecisionRefusedError{ApprovalID: id, Reason: DecisionSameRequester,
+			Status: ApprovalStatus(cur.Status), Approver: cur.Approver}
+	case err != nil:
+		return Approval{}, err
+	}
+	return ApprovalFrom(a), nil
+}
+
+// ApprovalFrom converts a stored approval.
+func ApprovalFrom(a records.Approval) Approval {
+	return Approval{
+		ID: a.ID, InvoiceID: a.InvoiceID, FiscalYear: a.FiscalYear, CompanyCode: a.CompanyCode,
+		Status: ApprovalStatus(a.Status), Approver: a.Approver, ProposedAction: a.ProposedAction,
+		Justification: a.Justification, Amount: a.Amount, Currency: a.Currency,
+		RequestedBy: a.RequestedBy, RequestedAt: a.RequestedAt, DecidedBy: a.DecidedBy,
+		DecisionReason: a.DecisionReason, DecidedAt: a.DecidedAt,
+	}
+}
+
+// digest is a stable hex digest of parts, for deduplication keys.
+func digest(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		h.Write([]byte(p))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
