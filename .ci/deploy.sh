@@ -14,11 +14,18 @@
 #     use must be one the gateway defines.
 #   - Grafana: the dashboard JSON parses and keeps its uid, variable and
 #     datasource references.
+#     The rendered overlays keep the records right: production takes
+#     ERPGATE_DATABASE_URL from the Secret, no ConfigMap holds a database URL
+#     or password, the demo keeps SQLite on an emptyDir, and the Deployment
+#     mounts a writable volume at ERPGATE_DATA_DIR.
+#   - The gateway: /readyz reports its SQLite store ok.
 #   - Compose: deploy/compose.yaml loads with compose-go (what `docker compose
-#     config` uses) and its build and bind-mount paths exist.
+#     config` uses) and its build and bind-mount paths exist; the gateway
+#     uses the postgres service (healthy first) for its records.
 #   - Dockerfile: BuildKit's parser and parse-time lint rules, and the image's
 #     promises (static build, distroless nonroot, USER 65532, port 8080, ENV,
-#     no HEALTHCHECK, .dockerignore), via deploy/tools/dockerfilecheck.
+#     the records VOLUME owned by 65532, no HEALTHCHECK, .dockerignore), via
+#     deploy/tools/dockerfilecheck.
 # Run from anywhere: bash .ci/deploy.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -96,6 +103,53 @@ grep -q 'ERPGATE_ERP_URL: https://' "$tmp/production.yaml" || fail "production o
 grep -q 'image: redis' "$tmp/production.yaml" && fail "production overlay must not run Redis"
 grep -q '^  replicas: 3$' "$tmp/production.yaml" || fail "production overlay must run 3 replicas"
 grep -q '^  minReplicas: 3$' "$tmp/production.yaml" || fail "production HPA must keep 3 replicas"
+# The records: production reads ERPGATE_DATABASE_URL from the Secret (never a
+# ConfigMap), the demo keeps SQLite on an emptyDir at /var/lib/erpgate, and
+# either Deployment mounts a writable volume at ERPGATE_DATA_DIR (the root
+# filesystem is read-only; the image's ENV is the default).
+python3 - "$tmp/demo.yaml" "$tmp/production.yaml" deploy/Dockerfile <<'PY' || fail "the overlays' records database settings"
+import re, sys, yaml
+demo_file, prod_file, dockerfile = sys.argv[1:]
+m = re.search(r"^\s*(?:ENV\s+)?ERPGATE_DATA_DIR=(\S+)", open(dockerfile).read(), re.M)
+assert m, "deploy/Dockerfile sets no ENV ERPGATE_DATA_DIR"
+image_data_dir = m.group(1)
+
+def check(name, path):
+    docs = [d for d in yaml.safe_load_all(open(path)) if d]
+    configmaps = {d["metadata"]["name"]: d.get("data") or {} for d in docs if d["kind"] == "ConfigMap"}
+    for cm, data in configmaps.items():
+        for k, v in data.items():
+            assert not re.search(r"database[-_]url|password", k, re.I), f"{name}: ConfigMap {cm} has key {k}"
+            assert not re.search(r"postgres(ql)?://", str(v), re.I), f"{name}: ConfigMap {cm} has a database URL in {k}"
+    dep = next(d for d in docs if d["kind"] == "Deployment" and d["metadata"]["name"] == "erpgate")
+    pod = dep["spec"]["template"]["spec"]
+    c = next(c for c in pod["containers"] if c["name"] == "erpgate")
+    env = {e["name"]: e for e in c.get("env", [])}
+    from_cm = {}
+    for ef in c.get("envFrom", []):
+        if "configMapRef" in ef:
+            from_cm.update(configmaps[ef["configMapRef"]["name"]])
+    data_dir = env["ERPGATE_DATA_DIR"].get("value") if "ERPGATE_DATA_DIR" in env else from_cm.get("ERPGATE_DATA_DIR", image_data_dir)
+    mounts = [vm for vm in c.get("volumeMounts", []) if vm["mountPath"].rstrip("/") == data_dir.rstrip("/")]
+    assert len(mounts) == 1, f"{name}: no (single) volumeMount at ERPGATE_DATA_DIR {data_dir}"
+    assert not mounts[0].get("readOnly"), f"{name}: the volume at {data_dir} is read-only"
+    volumes = {v["name"]: v for v in pod.get("volumes", [])}
+    assert mounts[0]["name"] in volumes, f"{name}: volumeMount {mounts[0]['name']} has no volume"
+    return data_dir, env, from_cm, volumes[mounts[0]["name"]]
+
+data_dir, env, from_cm, vol = check("production", prod_file)
+ref = env.get("ERPGATE_DATABASE_URL", {}).get("valueFrom", {}).get("secretKeyRef", {})
+assert ref.get("name") == "erpgate-secrets" and ref.get("key") == "database-url" and not ref.get("optional"), \
+    f"production: ERPGATE_DATABASE_URL is not from secretKeyRef erpgate-secrets/database-url: {env.get('ERPGATE_DATABASE_URL')}"
+assert "ERPGATE_DATABASE_URL" not in from_cm, "production: ERPGATE_DATABASE_URL in a ConfigMap"
+print(f"production: ERPGATE_DATABASE_URL from secretKeyRef erpgate-secrets/database-url; volume at {data_dir}")
+
+data_dir, env, from_cm, vol = check("demo", demo_file)
+assert data_dir == "/var/lib/erpgate", f"demo: ERPGATE_DATA_DIR is {data_dir}"
+assert "emptyDir" in vol, f"demo: the volume at {data_dir} is not an emptyDir: {vol}"
+assert "ERPGATE_DATABASE_URL" not in env and "ERPGATE_DATABASE_URL" not in from_cm, "demo: sets ERPGATE_DATABASE_URL (it uses SQLite)"
+print(f"demo: SQLite on emptyDir {vol['name']} at {data_dir}")
+PY
 
 step "promtool: rules, rule unit tests, compose prometheus.yml"
 promtool check rules deploy/prometheus/alerts.yaml
@@ -115,6 +169,8 @@ call() {
   [ "$got" = "$3" ] || { cat "$tmp/body" >&2; echo >&2; fail "$1 $2: status $got, want $3"; }
 }
 call GET /readyz 200
+grep -qF '"store":{"engine":"sqlite","status":"ok"}' "$tmp/body" ||
+  { cat "$tmp/body" >&2; echo >&2; fail "/readyz does not report the SQLite store ok"; }
 call GET /invoices/5105600101 200
 call GET /invoices/5105600999 404
 call POST /invoices/5105600101/three-way-match 200
@@ -180,6 +236,20 @@ echo "$dash: $(jq '[.panels[] | select(.type != "row")] | length' "$dash") panel
 
 step "compose"
 composecheck deploy/compose.yaml
+# The gateway keeps its records in the compose PostgreSQL and waits for it.
+python3 - <<'PY' || fail "deploy/compose.yaml: the postgres service and the gateway's ERPGATE_DATABASE_URL"
+import yaml
+compose = yaml.safe_load(open("deploy/compose.yaml"))
+svc = compose["services"]
+pg, gw = svc["postgres"], svc["erpgate"]
+assert pg["image"] == "postgres:16", pg["image"]
+assert "pg_isready" in pg["healthcheck"]["test"], pg["healthcheck"]
+vol = [v.split(":")[0] for v in pg["volumes"] if v.split(":")[1] == "/var/lib/postgresql/data"]
+assert vol and vol[0] in compose["volumes"], pg["volumes"]
+assert gw["environment"]["ERPGATE_DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in gw["environment"]["ERPGATE_DATABASE_URL"], gw["environment"]
+assert gw["depends_on"]["postgres"]["condition"] == "service_healthy", gw["depends_on"]
+assert gw["environment"]["ERPGATE_REDIS_URL"].startswith("redis://redis:"), gw["environment"]
+PY
 
 step "dockerfile"
 dockerfilecheck deploy/Dockerfile

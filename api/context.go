@@ -41,6 +41,9 @@ type trace struct {
 	cause     error
 	// key, digest and run identify a write for the records it creates.
 	key, digest, run string
+	// takenOver says the call took its idempotency key over from a call
+	// that never finished: its gateway may have died after the write.
+	takenOver bool
 }
 
 func withTrace(ctx context.Context, t *trace) context.Context {

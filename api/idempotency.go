@@ -11,10 +11,10 @@ import (
 	"github.com/erpgate/erpgate/errmap"
 )
 
-// keyLease is how long a call holds its idempotency key in flight before
-// another call may take it over: longer than any call can run, so that only
-// a call whose gateway died loses its key.
-const keyLease = 2 * time.Minute
+// DefaultKeyLease is how long a call holds its idempotency key in flight
+// before another call may take it over: longer than any call can run, so
+// that only a call whose gateway died loses its key.
+const DefaultKeyLease = 2 * time.Minute
 
 // keyPoll is how often a call that found its key in flight looks again.
 const keyPoll = 50 * time.Millisecond
@@ -27,6 +27,7 @@ const keyPoll = 50 * time.Millisecond
 type idempotencyStore struct {
 	records      records.Store
 	ttl          time.Duration
+	lease        time.Duration
 	maxPerClient int
 	now          func() time.Time
 }
@@ -44,12 +45,15 @@ type idempotencyClaim struct {
 func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, digest string) (*idempotencyClaim, *response, error) {
 	k := records.Key{Client: client, Key: key, Operation: operation, Digest: digest}
 	for {
-		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: keyLease, MaxPerClient: s.maxPerClient})
+		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: s.lease, MaxPerClient: s.maxPerClient})
 		if err != nil {
 			return nil, nil, err
 		}
 		switch c.State {
 		case records.KeyClaimed:
+			if c.TakenOver {
+				traceFrom(ctx).takenOver = true
+			}
 			return &idempotencyClaim{store: s, client: client, key: key, takenOver: c.TakenOver, ctx: ctx}, nil, nil
 		case records.KeyReplay:
 			return nil, &response{status: c.Response.Status, code: c.Response.Outcome,

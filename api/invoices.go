@@ -11,6 +11,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -104,7 +105,11 @@ type poster interface {
 	PostInvoice(ctx context.Context, invoiceID, approvalID, key string) (erp.Posting, erp.Approval, error)
 }
 
-func handlePostInvoice(p poster) opFunc {
+// handlePostInvoice posts the invoice. A call that took its key over from
+// one that never finished (its gateway died) and finds the invoice posted,
+// with no other call's posting in the audit log, answers as the first call
+// would have: that call posted it.
+func handlePostInvoice(p poster, audit auditReader) opFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -122,6 +127,13 @@ func handlePostInvoice(p poster) opFunc {
 		posting, _, err := p.PostInvoice(r.Context(), id, req.ApprovalID, repeatabilityOf(r))
 		if err != nil {
 			return nil, err
+		}
+		if t := traceFrom(r.Context()); posting.AlreadyPosted && t.takenOver {
+			byOther, err := postedByOther(r.Context(), audit, id, t.client, t.digest)
+			if err != nil {
+				return nil, err
+			}
+			posting.AlreadyPosted = byOther
 		}
 		return postingResponse{InvoiceID: posting.InvoiceID, FiscalYear: posting.FiscalYear,
 			Status: string(erp.InvoicePosted), ApprovalID: req.ApprovalID, AlreadyPosted: posting.AlreadyPosted,
@@ -201,4 +213,20 @@ func digestOf(parts ...string) string {
 		h.Write([]byte{0})
 	}
 	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// postedByOther says whether the audit log has a finished posting of the
+// invoice by another call than this client's with these arguments.
+func postedByOther(ctx context.Context, audit auditReader, invoiceID, client, digest string) (bool, error) {
+	entries, err := audit.Audit(ctx, records.AuditFilter{InvoiceID: invoiceID, Limit: 1000})
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		finished := e.Outcome == OutcomeOK || e.Outcome == string(errmap.ToleranceExceeded)
+		if e.Operation == opPostInvoice.name && finished && (e.Client != client || e.ArgsDigest != digest) {
+			return true, nil
+		}
+	}
+	return false, nil
 }

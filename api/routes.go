@@ -82,7 +82,7 @@ func (s *Server) routes(r chi.Router) {
 	r.Method(http.MethodGet, "/invoices/{invoice_id}", s.op(opGetInvoice, handleGetInvoice(erp)))
 	r.Method(http.MethodPost, "/invoices/{invoice_id}/three-way-match", s.op(opThreeWayMatch, handleThreeWayMatch(proc)))
 	r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", s.op(opRequestApproval, handleRequestApproval(proc)))
-	r.Method(http.MethodPost, "/invoices/{invoice_id}/post", s.op(opPostInvoice, handlePostInvoice(proc)))
+	r.Method(http.MethodPost, "/invoices/{invoice_id}/post", s.op(opPostInvoice, handlePostInvoice(proc, s.records)))
 	r.Method(http.MethodPost, "/invoices/{invoice_id}/hold", s.op(opHoldInvoice, handleHoldInvoice(proc, s.metrics, s.now)))
 	r.Method(http.MethodGet, "/purchase-orders/{po_id}", s.op(opGetPurchaseOrder, handleGetPurchaseOrder(erp)))
 	r.Method(http.MethodGet, "/purchase-orders/{po_id}/items/{item}/goods-receipts", s.op(opGetGoodsReceipt, handleGetGoodsReceipt(proc)))

@@ -67,6 +67,10 @@ type Options struct {
 	// IdempotencyTTL is how long a write's response is kept for replay.
 	// Default 24h.
 	IdempotencyTTL time.Duration
+	// KeyLease is how long a call holds its idempotency key before a
+	// retry may take it over, as after the gateway died. Default
+	// DefaultKeyLease (2m).
+	KeyLease time.Duration
 	// MaxKeysPerClient caps the idempotency keys one client holds at once;
 	// a call with a new key beyond it is RATE_LIMITED. Default 10000; a
 	// negative value turns the cap off.
@@ -163,7 +167,8 @@ func NewServer(opts Options) (*Server, error) {
 		postScope:       opts.PostScope,
 		protectOps:      opts.ProtectOps,
 		runs:            runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
-		idem:            &idempotencyStore{records: opts.Records, ttl: opts.IdempotencyTTL, maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
+		idem: &idempotencyStore{records: opts.Records, ttl: opts.IdempotencyTTL, lease: cmp.Or(opts.KeyLease, DefaultKeyLease),
+			maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
 		contractJSON:    opts.ContractJSON,
 		contractYAML:    opts.ContractYAML,
 		contractSwagger: opts.ContractSwagger,

@@ -18,6 +18,7 @@ import (
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -62,6 +63,13 @@ type config struct {
 	// now is the clock of the gateway and its simulated ERP; nil means
 	// time.Now. No flag sets it: tests shift it to run on another date.
 	now func() time.Time
+	// wrapRecords and wrapERP, when set, wrap the records store and the
+	// ERP client, and keyLease shortens the idempotency key lease: tests
+	// use them to stop the gateway between two steps of a write. No flag
+	// sets them.
+	wrapRecords func(records.Store) records.Store
+	wrapERP     func(erp.Client) erp.Client
+	keyLease    time.Duration
 }
 
 // setting describes one flag and its environment variable.

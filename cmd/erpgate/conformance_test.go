@@ -29,6 +29,9 @@ import (
 const stdioProxyEnv = "ERPGATE_TEST_STDIO_PROXY"
 
 func TestMain(m *testing.M) {
+	if args := os.Getenv(crashChildEnv); args != "" {
+		os.Exit(crashChild(args))
+	}
 	if url := os.Getenv(stdioProxyEnv); url != "" {
 		if err := stdioProxy(url); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

@@ -19,6 +19,7 @@ import (
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
@@ -97,6 +98,13 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer store.Close()
+	var erpClient erp.Client = client
+	if cfg.wrapRecords != nil {
+		store = cfg.wrapRecords(store)
+	}
+	if cfg.wrapERP != nil {
+		erpClient = cfg.wrapERP(client)
+	}
 
 	var runStore runs.Store
 	if cfg.redisURL != "" {
@@ -107,7 +115,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	}
 
 	handler, err := api.NewServer(api.Options{
-		ERP: client, Records: store, Routing: cfg.routing, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger, Now: cfg.now,
+		ERP: erpClient, Records: store, Routing: cfg.routing, KeyLease: cfg.keyLease, Tolerance: cfg.tolerance, Metrics: metrics, Logger: logger, Now: cfg.now,
 		MaxBodyBytes: cfg.maxBodyBytes, Credentials: cfg.credentials, Runs: cfg.runLimits, RunStore: runStore,
 		PostScope: cfg.postScope, ProtectOps: cfg.protectOps, RateLimit: cfg.rateLimit, RateWindow: cfg.rateWindow,
 		NotifyApprovals: cfg.approvalWebhook != "", NotifyHandovers: cfg.handoverWebhook != "", MaxKeysPerClient: keyCap(cfg.maxKeys),
@@ -117,7 +125,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
-	scheduler := recheck.New(recheck.Options{Invoices: client, Receipts: handler.Process(), Holds: store,
+	scheduler := recheck.New(recheck.Options{Invoices: erpClient, Receipts: handler.Process(), Holds: store,
 		Every: cfg.recheckEvery, Interval: cfg.recheckInterval, Now: cfg.now, Observer: metrics,
 		Logger: logger.With("component", "recheck")})
 	outbox := &api.Outbox{Records: store, HandoverURL: cfg.handoverWebhook, ApprovalURL: cfg.approvalWebhook,

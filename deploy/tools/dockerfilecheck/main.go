@@ -4,8 +4,12 @@
 // build), then checks what erpgate's image promises: a static binary
 // (CGO_ENABLED=0) on distroless static nonroot, a numeric non-root user,
 // port 8080, ERPGATE_ADDR and ERPGATE_LOG_FORMAT set, no HEALTHCHECK (no
-// shell in distroless). It also checks that <Dockerfile>.dockerignore
-// excludes what it should and keeps what the build copies.
+// shell in distroless), and the records directory: ENV ERPGATE_DATA_DIR is
+// /var/lib/erpgate, a build stage makes that directory (mkdir), the final
+// stage copies it from there owned by 65532:65532 and then declares it, and
+// only it, a VOLUME, with nothing written below it after the VOLUME. It
+// also checks that <Dockerfile>.dockerignore excludes what it should and
+// keeps what the build copies.
 //
 // Usage: go run ./dockerfilecheck DOCKERFILE
 package main
@@ -13,6 +17,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path"
 	"strings"
 
 	"github.com/moby/buildkit/frontend/dockerfile/instructions"
@@ -21,6 +26,10 @@ import (
 	"github.com/moby/patternmatcher"
 	"github.com/moby/patternmatcher/ignorefile"
 )
+
+// dataDir is where the image keeps the embedded SQLite database; the
+// Kubernetes manifests mount their writable volume there.
+const dataDir = "/var/lib/erpgate"
 
 var problems []string
 
@@ -31,8 +40,8 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: dockerfilecheck DOCKERFILE")
 		os.Exit(2)
 	}
-	path := os.Args[1]
-	f, err := os.Open(path)
+	dockerfile := os.Args[1]
+	f, err := os.Open(dockerfile)
 	if err != nil {
 		fail(err)
 	}
@@ -108,13 +117,98 @@ func main() {
 	if env["ERPGATE_LOG_FORMAT"] != "json" {
 		problem("ENV ERPGATE_LOG_FORMAT is %q, want json", env["ERPGATE_LOG_FORMAT"])
 	}
+	if env["ERPGATE_DATA_DIR"] != dataDir {
+		problem("ENV ERPGATE_DATA_DIR is %q, want %s", env["ERPGATE_DATA_DIR"], dataDir)
+	}
+	checkDataDir(stages)
 
-	checkIgnore(path + ".dockerignore")
+	checkIgnore(dockerfile + ".dockerignore")
 	report()
 }
 
-func checkIgnore(path string) {
-	f, err := os.Open(path)
+// checkDataDir checks that the final stage gets dataDir as a directory
+// owned by 65532:65532, copied from a build stage that makes it (distroless
+// has no shell to do so), and declares it a VOLUME after that copy.
+func checkDataDir(stages []instructions.Stage) {
+	final := stages[len(stages)-1]
+	var copied, declared bool
+	for _, c := range final.Commands {
+		switch c := c.(type) {
+		case *instructions.CopyCommand:
+			if path.Clean(c.DestPath) != dataDir {
+				if declared && below(c.DestPath, dataDir) {
+					problem("COPY to %s after VOLUME %s", c.DestPath, dataDir)
+				}
+				continue
+			}
+			if declared {
+				problem("COPY to %s after its VOLUME: the volume would hide it", dataDir)
+			}
+			copied = true
+			if c.Chown != "65532:65532" {
+				problem("COPY to %s has --chown=%q, want 65532:65532", dataDir, c.Chown)
+			}
+			if len(c.SourcePaths) != 1 {
+				problem("COPY to %s copies %v, want the one directory a build stage makes", dataDir, c.SourcePaths)
+				continue
+			}
+			src := path.Clean(c.SourcePaths[0])
+			var from *instructions.Stage
+			for i := range stages[:len(stages)-1] {
+				if c.From != "" && strings.EqualFold(stages[i].Name, c.From) {
+					from = &stages[i]
+				}
+			}
+			if from == nil {
+				problem("COPY to %s is --from=%q, want a build stage of this Dockerfile", dataDir, c.From)
+				continue
+			}
+			made := false
+			for _, bc := range from.Commands {
+				if run, ok := bc.(*instructions.RunCommand); ok {
+					words := strings.Fields(strings.Join(run.CmdLine, " "))
+					hasMkdir, hasSrc := false, false
+					for _, w := range words {
+						hasMkdir = hasMkdir || w == "mkdir"
+						hasSrc = hasSrc || path.Clean(w) == src
+					}
+					made = made || hasMkdir && hasSrc
+				}
+			}
+			if !made {
+				problem("stage %s does not mkdir %s, which the COPY to %s takes", from.Name, src, dataDir)
+			}
+		case *instructions.AddCommand:
+			if declared && below(c.DestPath, dataDir) {
+				problem("ADD to %s after VOLUME %s", c.DestPath, dataDir)
+			}
+		case *instructions.VolumeCommand:
+			if len(c.Volumes) != 1 || path.Clean(c.Volumes[0]) != dataDir {
+				problem("VOLUME %v, want only %s", c.Volumes, dataDir)
+				continue
+			}
+			if !copied {
+				problem("VOLUME %s comes before the COPY that makes it owned by 65532:65532", dataDir)
+			}
+			declared = true
+		}
+	}
+	if !copied {
+		problem("final stage does not COPY --from=<build stage> --chown=65532:65532 the directory %s", dataDir)
+	}
+	if !declared {
+		problem("final stage does not declare VOLUME %s", dataDir)
+	}
+}
+
+// below reports whether p is dir or lies under it.
+func below(p, dir string) bool {
+	p = path.Clean(p)
+	return p == dir || strings.HasPrefix(p, dir+"/")
+}
+
+func checkIgnore(ignorePath string) {
+	f, err := os.Open(ignorePath)
 	if err != nil {
 		problem("%v", err)
 		return
@@ -122,12 +216,12 @@ func checkIgnore(path string) {
 	defer f.Close()
 	patterns, err := ignorefile.ReadAll(f)
 	if err != nil {
-		problem("%s: %v", path, err)
+		problem("%s: %v", ignorePath, err)
 		return
 	}
 	pm, err := patternmatcher.New(patterns)
 	if err != nil {
-		problem("%s: %v", path, err)
+		problem("%s: %v", ignorePath, err)
 		return
 	}
 	for file, want := range map[string]bool{
@@ -136,11 +230,11 @@ func checkIgnore(path string) {
 	} {
 		got, err := pm.MatchesOrParentMatches(file)
 		if err != nil {
-			problem("%s: %v", path, err)
+			problem("%s: %v", ignorePath, err)
 			return
 		}
 		if got != want {
-			problem("%s: %s excluded=%v, want %v", path, file, got, want)
+			problem("%s: %s excluded=%v, want %v", ignorePath, file, got, want)
 		}
 	}
 }
