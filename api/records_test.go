@@ -178,3 +178,48 @@ func TestAuditLog(t *testing.T) {
 		}
 	}
 }
+
+// TestKeyCapPerClient refuses a client's new idempotency key beyond its
+// cap with a five-field RATE_LIMITED, while its kept keys still replay.
+func TestKeyCapPerClient(t *testing.T) {
+	s := newStack(t, withOptions(func(o *api.Options) { o.MaxKeysPerClient = 2 }))
+	hand := func(key string) result {
+		return s.do("POST", "/handovers", map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED",
+			"summary": "PO 4500018830 item 10 is finally invoiced (" + key + ")."}, "Idempotency-Key: "+key)
+	}
+	first := hand("k1")
+	if first.status != 200 || hand("k2").status != 200 {
+		t.Fatalf("two keys within the cap: %d %s", first.status, first.body)
+	}
+	d := wantError(t, hand("k3"), 429, "RATE_LIMITED", "hold_and_recheck")
+	if d["reason"] != "idempotency_key_cap" || d["retry_after_s"] == nil {
+		t.Errorf("details %v, want reason idempotency_key_cap and retry_after_s", d)
+	}
+	if again := hand("k1"); string(again.body) != string(first.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("a kept key beyond the cap: %d %s; want its replay", again.status, again.body)
+	}
+	if n := s.counts().handovers; n != 2 {
+		t.Errorf("%d handovers recorded, want 2", n)
+	}
+}
+
+// brokenRecords is a records store whose database is gone.
+type brokenRecords struct{ records.Store }
+
+func (brokenRecords) Ping(context.Context) error { return fmt.Errorf("dial tcp 10.0.0.7:5432: connection refused") }
+
+// TestReadyReportsTheStore: /readyz names the engine while the database
+// answers, and fails five-field, naming no host, while it does not.
+func TestReadyReportsTheStore(t *testing.T) {
+	s := newStack(t)
+	r := s.do("GET", "/readyz", nil)
+	if r.status != 200 || !strings.Contains(string(r.body), `"store":{"engine":"sqlite","status":"ok"}`) {
+		t.Errorf("readyz: %d %s", r.status, r.body)
+	}
+	down := newStack(t, withOptions(func(o *api.Options) { o.Records = brokenRecords{testRecords(t)} }))
+	r = down.do("GET", "/readyz", nil)
+	d := wantError(t, r, 500, "INTERNAL", "stop_and_escalate")
+	if d["reason"] != "records_unavailable" || strings.Contains(string(r.body), "10.0.0.7") {
+		t.Errorf("readyz with the database down: %s", r.body)
+	}
+}
