@@ -28,7 +28,7 @@ func toInvoice(inv erp.Invoice) invoiceResponse {
 		SupplierID: inv.SupplierID, SupplierRef: inv.SupplierRef,
 		DocumentDate: date(inv.DocumentDate), PostingDate: date(inv.PostingDate),
 		Currency: inv.Currency, GrossAmount: amount(inv.GrossAmount), Status: string(inv.Status),
-		PaymentBlock: inv.PaymentBlock, Lines: make([]invoiceLine, 0, len(inv.Lines)),
+		SAPStatus: inv.SAPStatus, PaymentBlock: inv.PaymentBlock, Lines: make([]invoiceLine, 0, len(inv.Lines)),
 	}
 	for _, l := range inv.Lines {
 		out.Lines = append(out.Lines, invoiceLine{Item: l.Item, POID: l.POID, POItem: l.POItem,

@@ -36,7 +36,7 @@ func TestWhatTheAgentReceives(t *testing.T) {
 		{"latency within the attempt timeout", sim.FaultRule{Service: po, Kind: sim.FaultHang, DelayMS: 50, Count: -1}, readPO, 200, "", 0, 0, 0},
 		{"hang past the timeout, read", sim.FaultRule{Service: po, Kind: sim.FaultHang, DelayMS: 2000, Count: -1}, readPO, 503, "ERP_UNAVAILABLE", 3, 0, 0},
 		{"connection reset, read", sim.FaultRule{Service: po, Kind: sim.FaultReset, Count: -1}, readPO, 503, "ERP_UNAVAILABLE", 3, 0, 0},
-		{"connection reset on Release, reconciled", sim.FaultRule{Service: inv, Kind: sim.FaultReset, Method: "POST", Path: "Release", Count: -1}, post, 503, "ERP_UNAVAILABLE", 3, 0, 0},
+		{"connection reset on Release, reconciled", sim.FaultRule{Service: inv, Kind: sim.FaultReset, Method: "POST", Path: "Post", Count: -1}, post, 503, "ERP_UNAVAILABLE", 3, 0, 0},
 		{"500 with an SAP envelope", sim.FaultRule{Service: po, Status: 500, Kind: sim.FaultStatus, Count: -1}, readPO, 503, "ERP_UNAVAILABLE", 1, 0, 0},
 		{"502, read", sim.FaultRule{Service: po, Status: 502, Kind: sim.FaultStatus, Count: -1}, readPO, 503, "ERP_UNAVAILABLE", 3, 0, 0},
 		{"503, read", sim.FaultRule{Service: po, Status: 503, Kind: sim.FaultStatus, Count: -1}, readPO, 503, "ERP_UNAVAILABLE", 3, 0, 0},
@@ -49,9 +49,9 @@ func TestWhatTheAgentReceives(t *testing.T) {
 		{"malformed JSON, twice", sim.FaultRule{Service: po, Kind: sim.FaultMalformed, Count: 2}, readPO, 200, "", 0, 0, 0},
 		{"503 on the invoice read, hold", sim.FaultRule{Service: inv, Status: 503, Kind: sim.FaultStatus, Method: "GET", Count: -1}, hold, 503, "ERP_UNAVAILABLE", 3, 0, 0},
 		{"hold with the goods receipts read", sim.FaultRule{Service: erp.ServiceMaterialDocument, Kind: sim.FaultHang, DelayMS: 50, Count: -1}, hold, 200, "", 0, 1, 0},
-		{"503 on Release", sim.FaultRule{Service: inv, Status: 503, Kind: sim.FaultStatus, Method: "POST", Path: "Release", Count: -1}, post, 503, "ERP_UNAVAILABLE", 3, 0, 0},
-		{"Release answer lost once, settled by reading", sim.FaultRule{Service: inv, Kind: sim.FaultLost, Method: "POST", Path: "Release"}, post, 200, "", 0, 0, 1},
-		{"Release answer lost, settled by reading", sim.FaultRule{Service: inv, Kind: sim.FaultLost, Method: "POST", Path: "Release", Count: -1}, post, 200, "", 0, 0, 1},
+		{"503 on Release", sim.FaultRule{Service: inv, Status: 503, Kind: sim.FaultStatus, Method: "POST", Path: "Post", Count: -1}, post, 503, "ERP_UNAVAILABLE", 3, 0, 0},
+		{"Release answer lost once, settled by reading", sim.FaultRule{Service: inv, Kind: sim.FaultLost, Method: "POST", Path: "Post"}, post, 200, "", 0, 0, 1},
+		{"Release answer lost, settled by reading", sim.FaultRule{Service: inv, Kind: sim.FaultLost, Method: "POST", Path: "Post", Count: -1}, post, 200, "", 0, 0, 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -141,6 +141,30 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("ERP_CONFIGURATION", func(t *testing.T) {
+		s := newStack(t)
+		// SAP refuses the gateway's user: a person must fix the setup, and
+		// no retry is spent on it.
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 403, Count: -1}); err != nil {
+			t.Fatal(err)
+		}
+		d := check(t, s.do("GET", "/purchase-orders/4500018822", nil), 502, "ERP_CONFIGURATION", "stop_and_escalate")
+		if d["service"] != "purchase_order" {
+			t.Errorf("details %v, want service purchase_order", d)
+		}
+		// Credentials refused: the message names the service, never a host.
+		s.sim.ClearFaults()
+		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 401,
+			IncludeFetch: true, Count: -1}); err != nil {
+			t.Fatal(err)
+		}
+		r := s.do("GET", "/invoices/5105600101", nil)
+		d = check(t, r, 502, "ERP_CONFIGURATION", "stop_and_escalate")
+		if d["service"] != "supplier_invoice" || strings.Contains(string(r.body), "127.0.0.1") {
+			t.Errorf("details %v body %s, want service supplier_invoice and no host", d, r.body)
+		}
+	})
+
 	t.Run("loop limits", func(t *testing.T) {
 		s := newStack(t, withOptions(func(o *api.Options) { o.Runs.Budget = 3 }))
 		run := "X-Run-Id: run-42"
@@ -204,7 +228,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 			"justification": "Matched against the purchase order and its goods receipt."})
 		id := r.json(t)["approval_id"].(string)
 		for _, rule := range []sim.FaultRule{
-			{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultReset, Method: "POST", Path: "Release", Count: -1},
+			{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultReset, Method: "POST", Path: "Post", Count: -1},
 			// The post's own first read of the invoice passes.
 			{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 503, Method: "GET", Schedule: "." + strings.Repeat("x", 40)},
 		} {

@@ -27,6 +27,7 @@ import (
 	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/records/recordstest"
 	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/erp/sap/sapspec"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/openapi"
 	"github.com/erpgate/erpgate/retry"
@@ -102,7 +103,7 @@ func (s *stack) startGateway(o api.Options, p retry.Policy) {
 	t.Helper()
 
 	runner := retry.New(p, o.Metrics)
-	client, err := sap.New(s.simURL, sap.Options{Runner: runner})
+	client, err := sap.New(s.simURL, sap.Options{Runner: runner, HTTPClient: sapspec.CheckedHTTPClient(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -186,7 +186,29 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 	}
-	body, _ := marshal(resp)
+	// What the ERP's services answered when their $metadata was last read
+	// ("ok", "not_found", "forbidden", "unreachable", …), when the ERP
+	// client keeps that. A service that is not ok makes the gateway
+	// degraded but keeps it in the load balancer, as an open breaker does:
+	// it answers the agent with a named code either way.
+	ready := struct {
+		healthResponse
+		ERP map[string]string `json:"erp,omitempty"`
+	}{healthResponse: resp}
+	if ss, ok := s.erp.(interface {
+		ServiceStatus() (map[erp.Service]string, bool)
+	}); ok {
+		if states, read := ss.ServiceStatus(); read {
+			ready.ERP = make(map[string]string, len(states))
+			for svc, state := range states {
+				ready.ERP[string(svc)] = state
+				if state != "ok" {
+					ready.Status = "degraded"
+				}
+			}
+		}
+	}
+	body, _ := marshal(ready)
 	writeJSON(w, http.StatusOK, body)
 }
 

@@ -206,7 +206,9 @@ func TestKeyCapPerClient(t *testing.T) {
 // brokenRecords is a records store whose database is gone.
 type brokenRecords struct{ records.Store }
 
-func (brokenRecords) Ping(context.Context) error { return fmt.Errorf("dial tcp 10.0.0.7:5432: connection refused") }
+func (brokenRecords) Ping(context.Context) error {
+	return fmt.Errorf("dial tcp 10.0.0.7:5432: connection refused")
+}
 
 // TestReadyReportsTheStore: /readyz names the engine while the database
 // answers, and fails five-field, naming no host, while it does not.

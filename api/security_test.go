@@ -721,7 +721,7 @@ func TestSecretsNeverInResponses(t *testing.T) {
 
 	t.Run("ERP refuses the gateway's password", func(t *testing.T) {
 		s := newSecureStack(t, "Wrong-"+secERPPassword)
-		want(t, s, 500)
+		want(t, s, 502)
 	})
 
 	t.Run("ERP answers with the credentials in its error", func(t *testing.T) {

@@ -19,6 +19,7 @@ type invoiceResponse struct {
 	Currency     string        `json:"currency"`
 	GrossAmount  string        `json:"gross_amount"`
 	Status       string        `json:"status"`
+	SAPStatus    string        `json:"sap_status,omitempty"`
 	PaymentBlock string        `json:"payment_block,omitempty"`
 	Lines        []invoiceLine `json:"lines"`
 }

@@ -177,3 +177,25 @@ func TestHoldInvoice(t *testing.T) {
 		t.Errorf("holding a posted invoice: %v; want *InvoicePostedError", err)
 	}
 }
+
+func TestNotParkedInvoiceIsNeitherPostedNorHeld(t *testing.T) {
+	ctx := context.Background()
+	for _, st := range []erp.InvoiceStatus{erp.InvoiceReversed, erp.InvoiceDeleted, erp.InvoiceOther} {
+		m := newMatchERP(1, true)
+		m.inv.GrossAmount, m.inv.CompanyCode, m.inv.Status, m.inv.SAPStatus = d("100.00"), "1010", st, "X"
+		store, _ := recordstest.SQLite(t)
+		p := erp.NewProcess(m, erp.ProcessOptions{Records: store})
+		a, err := p.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: m.inv.ID, ProposedAction: "post_as_invoiced",
+			Justification: "Matched.", Client: "agent"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var np *erp.InvoiceNotParkedError
+		if _, _, err := p.PostInvoice(ctx, m.inv.ID, a.ID, ""); !errors.As(err, &np) || np.Status != st || np.SAPStatus != "X" {
+			t.Errorf("posting a %s invoice: %v; want *InvoiceNotParkedError", st, err)
+		}
+		if _, err := p.HoldInvoice(ctx, erp.HoldRequest{InvoiceID: m.inv.ID, Reason: "waiting", RecheckAt: time.Now().Add(time.Hour)}); !errors.As(err, &np) {
+			t.Errorf("holding a %s invoice: %v; want *InvoiceNotParkedError", st, err)
+		}
+	}
+}

@@ -26,6 +26,9 @@ type Invoice struct {
 	Currency     string
 	GrossAmount  decimal.Decimal
 	Status       InvoiceStatus
+	// SAPStatus is the ERP's own status code as read (SAP's
+	// SupplierInvoiceStatus), whether or not Status knows it.
+	SAPStatus    string
 	PaymentBlock string // SAP payment blocking reason; empty when none
 	Lines        []InvoiceLine
 }
@@ -33,11 +36,24 @@ type Invoice struct {
 // InvoiceStatus is where an invoice is in its life.
 type InvoiceStatus string
 
-// The invoice statuses the gateway distinguishes.
+// The invoice statuses the gateway distinguishes. Only InvoicePosted is a
+// posting that stands: a reversed or deleted invoice, and one in any other
+// status, is not one.
 const (
 	InvoiceParked InvoiceStatus = "parked"
 	InvoicePosted InvoiceStatus = "posted"
 	InvoiceHeld   InvoiceStatus = "held"
+	// InvoiceReversed is an invoice that was posted and then cancelled by a
+	// reversal document, or such a reversal document itself.
+	InvoiceReversed InvoiceStatus = "reversed"
+	// InvoiceDeleted is an invoice deleted before it was posted.
+	InvoiceDeleted InvoiceStatus = "deleted"
+	// InvoiceOther is an invoice neither parked, held, posted, reversed nor
+	// deleted as far as the gateway can tell: one the ERP keeps for its own
+	// background verification, or one in a status the gateway does not
+	// know. Invoice.SAPStatus has the ERP's code. It is no posting, and no
+	// step of the gateway applies to it as it stands.
+	InvoiceOther InvoiceStatus = "other"
 )
 
 // InvoiceLine is one invoice item that references a purchase order item.

@@ -133,6 +133,28 @@ func (e *DecisionRefusedError) Error() string {
 	return fmt.Sprintf("decision on approval %s refused: %s", e.ApprovalID, e.Reason)
 }
 
+// InvoiceNotParkedError says a step that needs a parked invoice found it
+// reversed, deleted, or in a status no step of the gateway applies to.
+type InvoiceNotParkedError struct {
+	InvoiceID string
+	Status    InvoiceStatus
+	SAPStatus string
+}
+
+func (e *InvoiceNotParkedError) Error() string {
+	return fmt.Sprintf("invoice %s is %s (SAP status %q), not parked", e.InvoiceID, e.Status, e.SAPStatus)
+}
+
+// parkedOrHeld returns an *InvoiceNotParkedError for an invoice that is
+// neither parked nor held nor posted.
+func parkedOrHeld(inv Invoice) error {
+	switch inv.Status {
+	case InvoiceParked, InvoiceHeld, InvoicePosted:
+		return nil
+	}
+	return &InvoiceNotParkedError{InvoiceID: inv.ID, Status: inv.Status, SAPStatus: inv.SAPStatus}
+}
+
 // InvoicePostedError says a step that needs a parked invoice found it
 // posted.
 type InvoicePostedError struct {
@@ -178,6 +200,13 @@ type UpstreamError struct {
 	// Unconfirmed says a write may or may not have been applied: its
 	// answer was lost and no read could settle it. Set by the retry layer.
 	Unconfirmed bool
+	// Config says the ERP cannot be used as the gateway is configured: the
+	// service is not published at the URL or not activated (a 404 on its
+	// root or its $metadata), the credentials or authorisations are missing
+	// (a 401 or 403, a refused client certificate or token request), or the
+	// system lacks what the call needs. No retry helps; a person must fix
+	// the configuration.
+	Config bool
 	// Text is the ERP's own wording or the network error, for the log only:
 	// nothing turns it into a response.
 	Text string

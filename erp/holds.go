@@ -20,6 +20,9 @@ func (p *Process) HoldInvoice(ctx context.Context, req HoldRequest) (Hold, error
 	if inv.Status == InvoicePosted {
 		return Hold{}, &InvoicePostedError{InvoiceID: inv.ID}
 	}
+	if err := parkedOrHeld(inv); err != nil {
+		return Hold{}, err
+	}
 	awaiting, err := p.AwaitedReceipts(ctx, inv)
 	if err != nil {
 		return Hold{}, err

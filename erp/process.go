@@ -246,9 +246,12 @@ func (p *Process) checkSupplier(ctx context.Context, id string) error {
 	return nil
 }
 
-// checkDuplicate is the gateway's own duplicate check: another posted
-// invoice from the same supplier with the same supplier invoice number,
-// document date and gross amount.
+// checkDuplicate is the gateway's own duplicate check: another invoice
+// from the same supplier with the same supplier invoice number, document
+// date and gross amount that is posted and stands. Only InvoicePosted
+// counts: an invoice that was reversed (or is a reversal document), one
+// deleted before it was posted, and one parked, held or in any other
+// status is no posting the invoice could duplicate.
 func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
 	if inv.SupplierRef == "" {
 		return nil
@@ -302,6 +305,9 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	if inv.Status == InvoicePosted {
 		return Posting{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, Status: InvoicePosted,
 			PaymentBlock: inv.PaymentBlock, AlreadyPosted: true}, appr, nil
+	}
+	if err := parkedOrHeld(inv); err != nil {
+		return Posting{}, appr, err
 	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
 	return posting, appr, err

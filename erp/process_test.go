@@ -48,7 +48,7 @@ func newMatchERP(lines int, grBased bool) *matchERP {
 		calls:    map[string]int{},
 		release:  make(chan struct{}),
 	}
-	m.inv = erp.Invoice{ID: "5105600101", SupplierID: "100042", SupplierRef: "ACME-1", Currency: "EUR"}
+	m.inv = erp.Invoice{ID: "5105600101", SupplierID: "100042", SupplierRef: "ACME-1", Currency: "EUR", Status: erp.InvoiceParked}
 	for i := range lines {
 		po := fmt.Sprintf("45000188%02d", i)
 		m.inv.Lines = append(m.inv.Lines, erp.InvoiceLine{Item: fmt.Sprint(i + 1), POID: po, POItem: "10",

@@ -32,6 +32,7 @@ const (
 	ScopeMissing         Code = "SCOPE_MISSING"
 	ERPUnavailable       Code = "ERP_UNAVAILABLE"
 	ERPOutcomeUnknown    Code = "ERP_OUTCOME_UNKNOWN"
+	ERPConfiguration     Code = "ERP_CONFIGURATION"
 	LoopDetected         Code = "LOOP_DETECTED"
 	BudgetExhausted      Code = "BUDGET_EXHAUSTED"
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
@@ -116,6 +117,8 @@ var catalogue = []Entry{
 		"The ERP failed transiently and the gateway's own retries are used up, or its circuit is open (details.retry_after_s)."},
 	{ERPOutcomeUnknown, http.StatusBadGateway, false, HoldAndRecheck, "", true,
 		"A write the ERP never confirmed and the gateway could not reconcile. Do not repeat it; hold and re-check."},
+	{ERPConfiguration, http.StatusBadGateway, false, StopAndEscalate, "", true,
+		"The gateway cannot use the ERP as configured: wrong URL, service not activated, or credentials or authorisations missing. A person must fix the configuration."},
 	{LoopDetected, http.StatusConflict, false, RouteToPerson, "", true,
 		"The same operation with the same arguments twice in one run."},
 	{BudgetExhausted, http.StatusConflict, false, RouteToPerson, "", true,

@@ -50,8 +50,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 22 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 10 gateway codes and 2 decision outcomes", len(seen))
+	if len(seen) != 23 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 11 gateway codes and 2 decision outcomes", len(seen))
 	}
 }
 
@@ -78,6 +78,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.ScopeMissing:         {409, false, errmap.RouteToPerson, ""},
 		errmap.ERPUnavailable:       {503, true, errmap.HoldAndRecheck, ""},
 		errmap.ERPOutcomeUnknown:    {502, false, errmap.HoldAndRecheck, ""},
+		errmap.ERPConfiguration:     {502, false, errmap.StopAndEscalate, ""},
 		errmap.LoopDetected:         {409, false, errmap.RouteToPerson, ""},
 		errmap.BudgetExhausted:      {409, false, errmap.RouteToPerson, ""},
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
@@ -301,7 +302,7 @@ func TestMapUpstream(t *testing.T) {
 		{"breaker open", &erp.UpstreamError{Transient: true, BreakerOpen: true, RetryAfter: 4 * time.Second}, errmap.ERPUnavailable},
 		{"write 503", &erp.UpstreamError{Write: true, Status: 503, Transient: true}, errmap.ERPUnavailable},
 		{"our bad request", &erp.UpstreamError{Status: 400, MessageIDs: []string{"/IWBEP/CM_MGW_RT/001"}}, errmap.Internal},
-		{"erp auth", &erp.UpstreamError{Status: 401}, errmap.Internal},
+		{"erp auth", &erp.UpstreamError{Status: 401}, errmap.ERPConfiguration},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -41,9 +41,11 @@ const defaultRetryAfter = 30
 
 // Map turns any error from the ERP layer into a named error. It is the only
 // place that decides a code from an upstream failure: typed domain errors by
-// type, upstream errors by SAP message id, then by HTTP status and the
-// transient classification. Anything unrecognised is INTERNAL, with err as
-// the logged cause. Map(nil) is nil.
+// type; upstream errors that are faults of configuration (erp.UpstreamError
+// Config, or a 401 or 403) as ERP_CONFIGURATION; other upstream errors by
+// SAP message id, then by HTTP status and the transient classification.
+// Anything unrecognised is INTERNAL, with err as the logged cause. Map(nil)
+// is nil.
 func Map(err error) *Error {
 	if err == nil {
 		return nil
@@ -73,6 +75,7 @@ func mapErr(err error) *Error {
 		noAppr   *erp.NoApproverError
 		refused  *erp.DecisionRefusedError
 		posted   *erp.InvoicePostedError
+		unparked *erp.InvoiceNotParkedError
 		upstream *erp.UpstreamError
 	)
 	switch {
@@ -112,6 +115,11 @@ func mapErr(err error) *Error {
 			map[string]any{"invoice_id": noAppr.InvoiceID})
 	case errors.As(err, &refused):
 		return decisionRefused(refused)
+	case errors.As(err, &unparked):
+		return New(InvalidRequest,
+			fmt.Sprintf("Invoice %s is %s in the ERP, so there is nothing to post or hold. Do not repeat it; hand it over to ap_queue.",
+				unparked.InvoiceID, unparked.Status),
+			map[string]any{"invoice_id": unparked.InvoiceID, "reason": string(unparked.Status), "sap_status": unparked.SAPStatus}).Route(QueueAP)
 	case errors.As(err, &posted):
 		return New(InvalidRequest,
 			fmt.Sprintf("Invoice %s is already posted, so this step no longer applies to it. Do not repeat it.", posted.InvoiceID),
@@ -192,6 +200,11 @@ func decisionRefused(r *erp.DecisionRefusedError) *Error {
 }
 
 func fromUpstream(u *erp.UpstreamError) *Error {
+	// A refusal of the gateway itself is never a business outcome, whatever
+	// message the ERP put in it.
+	if u.Config || u.Status == http.StatusUnauthorized || u.Status == http.StatusForbidden {
+		return configuration(u)
+	}
 	for _, id := range u.MessageIDs {
 		if code, ok := messageCodes[id]; ok {
 			return byMessage(code, u)
@@ -217,6 +230,30 @@ func fromUpstream(u *erp.UpstreamError) *Error {
 		return e
 	}
 	return New(Internal, internalMessage, nil)
+}
+
+// configuration is ERP_CONFIGURATION: the ERP cannot be used as the
+// gateway is set up. The message says what kind of fault it is and names
+// the service, never a host or the ERP's wording.
+func configuration(u *erp.UpstreamError) *Error {
+	what := "The ERP"
+	if u.Service != "" {
+		what = "The ERP's " + strings.ReplaceAll(string(u.Service), "_", " ") + " service"
+	}
+	var why string
+	switch u.Status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		why = "refuses the gateway's credentials or authorisations"
+	case http.StatusNotFound:
+		why = "is not found at the configured URL or not activated"
+	default:
+		why = "cannot be used as the gateway is configured"
+	}
+	d := withKeys(u, nil)
+	if u.Service != "" {
+		d["service"] = string(u.Service)
+	}
+	return New(ERPConfiguration, fmt.Sprintf("%s %s. Do not retry; stop and escalate: a person must fix the gateway's ERP configuration.", what, why), d)
 }
 
 func notFoundByService(u *erp.UpstreamError) *Error {

@@ -158,11 +158,10 @@ func TestSAPAlreadyPosted(t *testing.T) {
 }
 
 func TestSAPWarningHeader(t *testing.T) {
-	release := `{"d":{"Release":{"SupplierInvoice":"5105600102","FiscalYear":"2026","SupplierInvoiceStatus":"5","PaymentBlockingReason":"","PostingDate":"/Date(1764000000000)/"}}}`
 	for _, id := range []string{"M8/081", "M8/082", "M8/083", "M8/194"} {
 		h := http.Header{}
 		h.Set("sap-message", fmt.Sprintf(`{"code":"%s","message":"Variance","severity":"warning","target":"","details":[]}`, id))
-		c := scripted(t, http.StatusOK, h, release)
+		c := scriptedPost(t, h, postAnswer(true), "5", "")
 		p, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 		if err != nil {
 			t.Fatalf("%s: %v", id, err)
@@ -174,16 +173,16 @@ func TestSAPWarningHeader(t *testing.T) {
 	// A warning in the details of the header counts as well.
 	h := http.Header{}
 	h.Set("sap-message", `{"code":"F5/263","message":"Document posted","severity":"success","details":[{"code":"M8/082","message":"Price variance","severity":"warning"}]}`)
-	p, err := scripted(t, http.StatusOK, h, release).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+	p, err := scriptedPost(t, h, postAnswer(true), "5", "").PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != errmap.ToleranceExceeded {
 		t.Errorf("warning in details: %v %v", err, p.Messages)
 	}
-	blocked := strings.Replace(release, `"PaymentBlockingReason":""`, `"PaymentBlockingReason":"R"`, 1)
-	p, err = scripted(t, http.StatusOK, nil, blocked).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
+	// The payment block the posting set is read back with the invoice.
+	p, err = scriptedPost(t, nil, postAnswer(true), "5", "R").PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != errmap.ToleranceExceeded {
 		t.Errorf("payment block R: %v block %q", err, p.PaymentBlock)
 	}
-	p, err = scripted(t, http.StatusOK, nil, release).PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
+	p, err = scriptedPost(t, nil, postAnswer(true), "5", "").PostInvoice(context.Background(), erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
 	if err != nil || errmap.Info(p.Messages, p.PaymentBlock) != "" {
 		t.Errorf("clean posting: %v info %q", err, errmap.Info(p.Messages, p.PaymentBlock))
 	}

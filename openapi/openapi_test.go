@@ -87,6 +87,7 @@ var optionalAt = map[string]bool{
 	handoverItems + ".code":                          true,
 	auditItems + ".invoice_id":                       true,
 	auditItems + ".approval_id":                      true,
+	"InvoiceResponse.sap_status":                     true,
 }
 
 // openAt are the objects open to any field: the details of an error.

@@ -46,7 +46,9 @@ func DefaultClassify(err error, write bool) Class {
 		return Permanent
 	}
 	switch {
-	case up.BreakerOpen:
+	case up.BreakerOpen, up.Config:
+		// A configuration fault (credentials, authorisations, a service
+		// not activated) does not heal by trying again.
 		return Permanent
 	case write && up.Status == 0 && isDial(up.Err):
 		return Transient

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -8,17 +9,20 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/shopspring/decimal"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -37,6 +41,10 @@ type config struct {
 	erpURL           string
 	erpUser          string
 	erpPassword      string
+	erpAuth          string      // sap.AuthNone, AuthBasic, AuthMTLS or AuthOAuth2
+	erpTLS           *tls.Config // client certificate and CAs for the ERP; nil for the defaults
+	erpOAuth2        *clientcredentials.Config
+	sapClient        string
 	erpTimeout       time.Duration
 	retry            retry.Policy
 	simAddr          string
@@ -87,6 +95,15 @@ var settings = []setting{
 	{"erp-url", "ERPGATE_ERP_URL", "", "base URL of the S/4HANA system (OData services below /sap/opu/odata/sap/); empty starts the simulated ERP in process"},
 	{"erp-user", "ERPGATE_ERP_USER", "", "ERP basic-auth user"},
 	{"erp-password", "ERPGATE_ERP_PASSWORD", "", "ERP basic-auth password (prefer the environment variable)"},
+	{"erp-auth", "ERPGATE_ERP_AUTH", "", "how the gateway authenticates to the ERP: basic, mtls, oauth2 or none (default: basic with -erp-user, else none)"},
+	{"erp-client-cert", "ERPGATE_ERP_CLIENT_CERT", "", "PEM client certificate file for -erp-auth mtls (X.509 authentication)"},
+	{"erp-client-key", "ERPGATE_ERP_CLIENT_KEY", "", "PEM private key file of -erp-client-cert"},
+	{"erp-ca", "ERPGATE_ERP_CA", "", "PEM bundle of the CAs the ERP's certificate is checked against, for a private CA; empty: the system's roots"},
+	{"erp-token-url", "ERPGATE_ERP_TOKEN_URL", "", "OAuth 2.0 token endpoint for -erp-auth oauth2 (client credentials grant)"},
+	{"erp-client-id", "ERPGATE_ERP_CLIENT_ID", "", "OAuth 2.0 client id for -erp-auth oauth2"},
+	{"erp-client-secret", "ERPGATE_ERP_CLIENT_SECRET", "", "OAuth 2.0 client secret for -erp-auth oauth2 (prefer the environment variable)"},
+	{"erp-scopes", "ERPGATE_ERP_SCOPES", "", "OAuth 2.0 scopes to ask for, separated by commas or spaces; empty: the client's default scopes"},
+	{"sap-client", "ERPGATE_SAP_CLIENT", "", "SAP client (three digits, e.g. 100) sent with every ERP call as the sap-client parameter; empty: the system's default client"},
 	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt"},
 	{"erp-attempts", "ERPGATE_ERP_ATTEMPTS", "3", "most attempts of one ERP call (1 turns retries off)"},
 	{"erp-call-timeout", "ERPGATE_ERP_CALL_TIMEOUT", "10s", "deadline of one ERP call, retries and waits included"},
@@ -190,6 +207,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		}
 	}
 	c.erpUser, c.erpPassword = v("erp-user"), *values["erp-password"]
+	errs = append(errs, c.parseERPAuth(v, *values["erp-client-secret"])...)
 	if c.erpTimeout, err = time.ParseDuration(v("erp-timeout")); err != nil || c.erpTimeout <= 0 {
 		bad("erp-timeout", "must be a positive duration such as 3s")
 	}
@@ -329,6 +347,106 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		bad("log-format", "must be json or text")
 	}
 	return c, errors.Join(errs...)
+}
+
+// sapClientPattern is an SAP client: three digits.
+var sapClientPattern = regexp.MustCompile(`^[0-9]{3}$`)
+
+// parseERPAuth reads the ERP authentication settings and -sap-client into c
+// and returns what is wrong with them. c.erpURL and c.erpUser must be set.
+// secret is -erp-client-secret as given, not trimmed.
+func (c *config) parseERPAuth(v func(string) string, secret string) []error {
+	var errs []error
+	bad := func(name, why string) { errs = append(errs, fmt.Errorf("-%s (%s): %s", name, envOf(name), why)) }
+	c.sapClient = v("sap-client")
+	if c.sapClient != "" && !sapClientPattern.MatchString(c.sapClient) {
+		bad("sap-client", "must be three digits, such as 100")
+	}
+	c.erpAuth = v("erp-auth")
+	if c.erpAuth == "" {
+		c.erpAuth = sap.AuthNone
+		if c.erpUser != "" {
+			c.erpAuth = sap.AuthBasic
+		}
+	}
+	given := func(names ...string) []string {
+		var out []string
+		for _, n := range names {
+			if v(n) != "" || (n == "erp-client-secret" && secret != "") {
+				out = append(out, n)
+			}
+		}
+		return out
+	}
+	// settings of another way than the chosen one are refused, so that a
+	// typo in -erp-auth cannot silently send no credentials.
+	refuse := func(why string, names ...string) {
+		for _, n := range given(names...) {
+			bad(n, why)
+		}
+	}
+	mtls := []string{"erp-client-cert", "erp-client-key"}
+	oauth := []string{"erp-token-url", "erp-client-id", "erp-client-secret", "erp-scopes"}
+	switch c.erpAuth {
+	case sap.AuthNone:
+		refuse("needs -erp-auth basic", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		refuse("needs -erp-auth oauth2", oauth...)
+	case sap.AuthBasic:
+		if c.erpUser == "" {
+			bad("erp-user", "must be set for -erp-auth basic")
+		}
+		refuse("needs -erp-auth mtls", mtls...)
+		refuse("needs -erp-auth oauth2", oauth...)
+	case sap.AuthMTLS:
+		refuse("is for -erp-auth basic, not mtls", "erp-user")
+		refuse("needs -erp-auth oauth2", oauth...)
+		for _, n := range mtls {
+			if v(n) == "" {
+				bad(n, "must be set for -erp-auth mtls")
+			}
+		}
+		if !strings.HasPrefix(c.erpURL, "https://") {
+			bad("erp-auth", "mtls needs an https -erp-url")
+		}
+	case sap.AuthOAuth2:
+		refuse("is for -erp-auth basic, not oauth2", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		for _, n := range []string{"erp-token-url", "erp-client-id", "erp-client-secret"} {
+			if len(given(n)) == 0 {
+				bad(n, "must be set for -erp-auth oauth2")
+			}
+		}
+		tokenURL := v("erp-token-url")
+		if u, err := url.Parse(tokenURL); tokenURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+			bad("erp-token-url", "must be an absolute http(s) URL")
+		}
+		c.erpOAuth2 = &clientcredentials.Config{ClientID: v("erp-client-id"), ClientSecret: secret, TokenURL: tokenURL,
+			Scopes: strings.FieldsFunc(v("erp-scopes"), func(r rune) bool { return r == ',' || r == ' ' })}
+	default:
+		bad("erp-auth", "must be basic, mtls, oauth2 or none")
+	}
+	cert, key, ca := v("erp-client-cert"), v("erp-client-key"), v("erp-ca")
+	if c.erpAuth != sap.AuthMTLS || cert == "" || key == "" {
+		cert, key = "", ""
+	}
+	ok := true
+	if cert != "" {
+		if _, err := sap.ClientTLS(cert, key, ""); err != nil {
+			ok = false
+			bad("erp-client-cert", "with -erp-client-key: "+strings.TrimPrefix(err.Error(), "sap: "))
+		}
+	}
+	if ca != "" {
+		if _, err := sap.ClientTLS("", "", ca); err != nil {
+			ok = false
+			bad("erp-ca", strings.TrimPrefix(err.Error(), "sap: "))
+		}
+	}
+	if ok && (cert != "" || ca != "") {
+		c.erpTLS, _ = sap.ClientTLS(cert, key, ca) // both parts read above
+	}
+	return errs
 }
 
 // gatewayFlags defines a flag for every setting, its default taken from

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -61,11 +62,18 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 
 	metrics := api.NewMetrics()
 	runner := retry.New(cfg.retry, metrics)
-	client, err := sap.New(erpURL, sap.Options{Runner: runner, User: cfg.erpUser, Password: cfg.erpPassword,
-		Logger: logger.With("component", "erp")})
+	erpOpts := sap.Options{Runner: runner, Client: cfg.sapClient, TLS: cfg.erpTLS, Logger: logger.With("component", "erp")}
+	switch cfg.erpAuth {
+	case sap.AuthBasic, "":
+		erpOpts.User, erpOpts.Password = cfg.erpUser, cfg.erpPassword
+	case sap.AuthOAuth2:
+		erpOpts.OAuth2 = cfg.erpOAuth2
+	}
+	client, err := sap.New(erpURL, erpOpts)
 	if err != nil {
 		return err
 	}
+	readERPServices(ctx, client, cfg, logger)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -208,6 +216,25 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	return nil
+}
+
+// readERPServices reads the $metadata of every ERP service once and logs
+// what it found. A read that fails does not stop the start, as the ERP may
+// only be down for now: /readyz reports each service's state, and reads
+// again while one is not ok.
+func readERPServices(ctx context.Context, client *sap.Client, cfg config, logger *slog.Logger) {
+	infos, err := client.ReadMetadata(ctx)
+	attrs := []any{"auth", cmp.Or(cfg.erpAuth, sap.AuthNone), "sap_client", cmp.Or(cfg.sapClient, "(system default)")}
+	for _, svc := range erp.Services {
+		attrs = append(attrs, string(svc), infos[svc].Status)
+	}
+	attrs = append(attrs, "post_function", infos[erp.ServiceSupplierInvoice].Declares("Post"))
+	if err != nil {
+		logger.Warn("erp services: not every service is usable; the gateway serves, /readyz reports them",
+			append(attrs, "error", err.Error())...)
+		return
+	}
+	logger.Info("erp services", attrs...)
 }
 
 // hostPort names the listen address the way a person would dial it.

@@ -9,6 +9,7 @@
 package sap
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -18,6 +19,9 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
@@ -38,12 +42,31 @@ type Options struct {
 	// empty. Default: no authentication header.
 	User     string
 	Password string
+	// TLS is the TLS configuration of the default HTTP client: a client
+	// certificate for X.509 authentication (see ClientTLS), the CAs the
+	// ERP's certificate is checked against. Default: the system's roots, no
+	// client certificate. It cannot be combined with HTTPClient, whose
+	// transport holds its own.
+	TLS *tls.Config
+	// OAuth2, when set, authenticates every request with a bearer token of
+	// the OAuth 2.0 client credentials flow instead of basic
+	// authentication. Tokens are fetched through the HTTP client's
+	// transport, cached, and fetched again shortly before they expire.
+	OAuth2 *clientcredentials.Config
 	// Client is sent as the sap-client query parameter when not empty.
 	// Default: none, so the system's default client answers.
 	Client string
+	// MaxPages bounds how many pages of one list are read by following the
+	// ERP's __next links; a longer list is an ERP fault, never a silent
+	// cut. Default 20.
+	MaxPages int
 	// Logger receives one debug record per attempt. Default: discard.
 	Logger *slog.Logger
 }
+
+// DefaultMaxPages is the bound on the pages of one list when Options
+// leaves MaxPages zero.
+const DefaultMaxPages = 20
 
 // Client is an erp.Client that talks to SAP S/4HANA over OData v2. It is
 // safe for concurrent use.
@@ -54,8 +77,11 @@ type Client struct {
 	user      string
 	password  string
 	sapClient string
+	tokens    oauth2.TokenSource // nil without OAuth 2.0
+	maxPages  int
 	log       *slog.Logger
 	csrf      csrfCache
+	meta      metadataCache
 }
 
 var _ erp.Client = (*Client)(nil)
@@ -77,6 +103,12 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if u.RawQuery != "" || u.Fragment != "" {
 		return nil, errors.New("sap: base URL must not have a query or fragment")
 	}
+	if opts.HTTPClient != nil && opts.TLS != nil {
+		return nil, errors.New("sap: Options.TLS needs the default HTTP client: set the TLS configuration on Options.HTTPClient's transport instead")
+	}
+	if opts.OAuth2 != nil && opts.User != "" {
+		return nil, errors.New("sap: Options.OAuth2 and Options.User exclude each other")
+	}
 	c := &Client{
 		base:      strings.TrimRight(u.String(), "/"),
 		http:      opts.HTTPClient,
@@ -84,21 +116,28 @@ func New(baseURL string, opts Options) (*Client, error) {
 		user:      opts.User,
 		password:  opts.Password,
 		sapClient: opts.Client,
+		maxPages:  opts.MaxPages,
 		log:       opts.Logger,
 	}
 	if c.http == nil {
-		c.http = defaultHTTPClient()
+		c.http = defaultHTTPClient(opts.TLS)
 	}
 	if c.runner == nil {
 		c.runner = retry.New(retry.Policy{}, nil)
 	}
+	if c.maxPages <= 0 {
+		c.maxPages = DefaultMaxPages
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
+	}
+	if opts.OAuth2 != nil {
+		c.tokens = c.tokenSource(opts.OAuth2)
 	}
 	return c, nil
 }
 
-func defaultHTTPClient() *http.Client {
+func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	jar, _ := cookiejar.New(nil) // never fails without options
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
@@ -112,11 +151,20 @@ func defaultHTTPClient() *http.Client {
 	tr.MaxIdleConns = 128
 	tr.MaxIdleConnsPerHost = 128
 	tr.IdleConnTimeout = 90 * time.Second
+	if tlsConfig != nil {
+		tr.TLSClientConfig = tlsConfig.Clone()
+		if tr.TLSClientConfig.MinVersion < tls.VersionTLS12 {
+			tr.TLSClientConfig.MinVersion = tls.VersionTLS12
+		}
+	}
 	return &http.Client{
-		Jar:       jar,
-		Transport: tr,
-		// A redirect from an OData API is a login page or a misconfigured
-		// path, never data; and following it would turn a POST into a GET.
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		Jar:           jar,
+		Transport:     tr,
+		CheckRedirect: noRedirect,
 	}
 }
+
+// noRedirect stops at a redirect: from an OData API or a token endpoint it
+// is a login page or a misconfigured path, never data; and following it
+// would turn a POST into a GET.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -80,6 +80,10 @@ func (c *Client) csrfToken(ctx context.Context, svc erp.Service, keys map[string
 		url:    c.url(svc, ""),
 		header: http.Header{"X-Csrf-Token": {"Fetch"}},
 		keys:   keys,
+		// The service root answers for any service that is published: a
+		// 404 here means the service is missing, never the entity the
+		// write is about.
+		root: true,
 	}
 	select {
 	case e.fetching <- struct{}{}:

@@ -153,10 +153,10 @@ func TestMalformedResponses(t *testing.T) {
 			`{"d":{"PurchaseOrder":"1","to_PurchaseOrderItem":{"results":[{"OrderQuantity":"ten"}]}}}`},
 		{"bad date", func(c *Client) error { _, err := c.Invoice(context.Background(), "1"); return err },
 			`{"d":{"results":[{"SupplierInvoice":"1","SupplierInvoiceStatus":"A","DocumentDate":"/Date(abc)/"}]}}`},
-		{"release without status", func(c *Client) error {
+		{"post without Success", func(c *Client) error {
 			_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "1", FiscalYear: "2026"}, "")
 			return err
-		}, `{"d":{"Release":{"SupplierInvoice":"1"}}}`},
+		}, `{"d":{"Post":{}}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

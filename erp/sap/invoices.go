@@ -7,8 +7,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
+	"strconv"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
@@ -53,55 +55,70 @@ func (c *Client) InvoicesBySupplierRef(ctx context.Context, supplierID, supplier
 	return fetchList(ctx, c, r, wireInvoice.toDomain)
 }
 
-// msgAlreadyPosted is SAP's answer to a Release of an invoice that is
-// posted already.
-const msgAlreadyPosted = "M8/255"
+// Messages of SAP's function imports that settle a call rather than fail
+// it, as SAP documents them for the invoice verification behind Post and
+// Release (BAPI_INCOMINGINVOICE_POST, BAPI_INCOMINGINVOICE_RELEASE).
+const (
+	msgAlreadyPosted = "M8/255" // Post: "Document & already posted"
+	msgNotBlocked    = "M8/382" // Release: "Invoice &1 &2 is not blocked for payment"
+)
 
-// PostInvoice releases the parked invoice with the Release function import.
-// The invoice's ID and FiscalYear are used; without a fiscal year the
-// invoice is read first to learn it. A non-empty idempotencyKey is sent as
-// a Repeatability-Request-ID derived from it, so that a repeated call is
+// PostInvoice posts the parked (or held) invoice with the function import
+// Post, then reads the invoice back to confirm it is posted and to learn
+// what the posting set: its payment block and posting date. The invoice's
+// ID and FiscalYear are used; without a fiscal year the invoice is read
+// first to learn it. A non-empty idempotencyKey is sent as a
+// Repeatability-Request-ID derived from it, so that a repeated call is
 // answered with the first call's result. Warnings from the sap-message
 // header come back in Posting.Messages.
 //
 // An invoice the ERP reports as posted already (M8/255, as when another
 // call posted it first) is settled, not a failure: the Posting comes back
-// with AlreadyPosted set.
+// with AlreadyPosted set. A Post whose answer was lost or unreadable is
+// settled by reading the invoice: posted is success, and then the Posting
+// has no Messages, which went with the answer. A Post the ERP answers with
+// Success false is an *erp.UpstreamError; one it answers with Success but
+// whose invoice does not read back as posted is an *erp.UpstreamError with
+// Unconfirmed set. Should only the read back fail, the Posting holds what
+// the call knew, and the failure is logged.
 func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKey string) (erp.Posting, error) {
+	// A system whose $metadata lacks Post (an older release) is a
+	// configuration fault: nothing else is called in its place.
+	if err := c.CanPost(); err != nil {
+		return erp.Posting{}, err
+	}
 	fy, err := c.fiscalYear(ctx, inv.ID, inv.FiscalYear)
 	if err != nil {
 		return erp.Posting{}, err
 	}
-	const op = "release invoice"
-	// A Release whose answer was lost is settled by reading the invoice
-	// before anything is repeated.
+	const op = "post invoice"
 	var settled *erp.Invoice
 	reconcile := func(ctx context.Context) (bool, error) {
-		cur, err := c.Invoice(ctx, inv.ID)
+		cur, err := c.invoiceHeader(ctx, inv.ID, fy)
 		if err != nil {
 			return false, err
 		}
-		if cur.Status == erp.InvoicePosted {
-			settled = &cur
-			return true, nil
+		if !wasPosted(cur.Status) {
+			return false, nil
 		}
-		return false, nil
+		settled = &cur
+		return true, nil
 	}
 	r := request{
 		call: retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true,
 			Idempotent: true, Reconcile: reconcile},
 		method: http.MethodPost,
-		url: c.url(erp.ServiceSupplierInvoice, "Release",
+		url: c.url(erp.ServiceSupplierInvoice, functionPost,
 			param{"SupplierInvoice", literal(inv.ID)},
 			param{"FiscalYear", literal(fy)}),
 		header:   repeatabilityHeader(op, idempotencyKey),
 		keys:     map[string]string{"invoice_id": inv.ID},
 		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: inv.ID},
 	}
-	var w wireRelease
+	var success bool
 	rep, err := c.write(ctx, r, func(_ http.Header, body []byte) error {
 		var err error
-		w, err = decodeRelease(body)
+		success, err = decodeSuccess(body, functionPost)
 		return err
 	})
 	var up *erp.UpstreamError
@@ -112,8 +129,13 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 		return erp.Posting{}, err
 	}
 	if settled != nil {
-		return erp.Posting{InvoiceID: settled.ID, FiscalYear: settled.FiscalYear, Status: erp.InvoicePosted,
-			PaymentBlock: settled.PaymentBlock}, nil
+		return postingOf(*settled), nil
+	}
+	if !success {
+		return erp.Posting{}, r.upstream(rep.status, func(up *erp.UpstreamError) {
+			up.Text = "Post answered Success false"
+			up.Err = errors.New("the ERP did not post the invoice and gave no message")
+		})
 	}
 	msgs, err := ParseMessages(rep.header.Get("sap-message"))
 	if err != nil {
@@ -121,38 +143,135 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 		// into a failure.
 		c.log.WarnContext(ctx, "sap: unreadable sap-message header", "operation", op, "error", err)
 	}
-	st, _ := invoiceStatus(w.SupplierInvoiceStatus) // checked by decodeRelease
-	p := erp.Posting{
-		InvoiceID:    cmp.Or(w.SupplierInvoice, inv.ID),
-		FiscalYear:   cmp.Or(w.FiscalYear, fy),
-		Status:       st,
-		PostedAt:     w.PostingDate.Time,
-		PaymentBlock: w.PaymentBlockingReason,
-		Messages:     msgs,
+	cur, err := c.invoiceHeader(ctx, inv.ID, fy)
+	if err != nil {
+		c.log.WarnContext(ctx, "sap: posted invoice could not be read back",
+			"invoice_id", inv.ID, "fiscal_year", fy, "error", err)
+		return erp.Posting{InvoiceID: inv.ID, FiscalYear: fy, Status: erp.InvoicePosted, PostedAt: inv.PostingDate,
+			PaymentBlock: inv.PaymentBlock, Messages: msgs}, nil
 	}
+	if !wasPosted(cur.Status) {
+		return erp.Posting{}, r.upstream(rep.status, func(up *erp.UpstreamError) {
+			up.Unconfirmed = true
+			up.Text = fmt.Sprintf("Post answered Success, but the invoice reads back as %s (SupplierInvoiceStatus %q)",
+				cur.Status, cur.SAPStatus)
+			up.Err = errors.New("posting not confirmed by the read back")
+		})
+	}
+	p := postingOf(cur)
+	p.Messages = msgs
 	return p, nil
+}
+
+// wasPosted reports whether an invoice in status st has been posted: it is
+// posted, or was and has been reversed since.
+func wasPosted(st erp.InvoiceStatus) bool {
+	return st == erp.InvoicePosted || st == erp.InvoiceReversed
+}
+
+// postingOf is the Posting an invoice read back after its posting shows.
+func postingOf(inv erp.Invoice) erp.Posting {
+	return erp.Posting{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, Status: inv.Status, PostedAt: inv.PostingDate,
+		PaymentBlock: inv.PaymentBlock}
 }
 
 // alreadyPosted is the Posting of an invoice the ERP reports as posted
 // before the call. The invoice is read back for what the posting set, its
-// payment block and posting date; should that read fail, or find another
-// fiscal year's document, the Posting holds what the call knew, and the
+// payment block and posting date; should that read fail, or find the
+// invoice not posted, the Posting holds what the call knew, and the
 // failure is logged.
 func (c *Client) alreadyPosted(ctx context.Context, inv erp.Invoice, fy string) erp.Posting {
 	p := erp.Posting{InvoiceID: inv.ID, FiscalYear: fy, Status: erp.InvoicePosted, PostedAt: inv.PostingDate,
 		PaymentBlock: inv.PaymentBlock, AlreadyPosted: true}
-	cur, err := c.Invoice(ctx, inv.ID)
+	cur, err := c.invoiceHeader(ctx, inv.ID, fy)
 	switch {
 	case err != nil:
 		c.log.WarnContext(ctx, "sap: invoice posted before the call could not be read back",
 			"invoice_id", inv.ID, "fiscal_year", fy, "error", err)
-	case cur.FiscalYear != fy:
-		c.log.WarnContext(ctx, "sap: invoice posted before the call read back in another fiscal year",
-			"invoice_id", inv.ID, "fiscal_year", fy, "read_fiscal_year", cur.FiscalYear)
+	case !wasPosted(cur.Status):
+		c.log.WarnContext(ctx, "sap: invoice posted before the call reads back as not posted",
+			"invoice_id", inv.ID, "fiscal_year", fy, "status", cur.Status, "sap_status", cur.SAPStatus)
 	default:
-		p.PostedAt, p.PaymentBlock = cur.PostingDate, cur.PaymentBlock
+		p.Status, p.PostedAt, p.PaymentBlock = cur.Status, cur.PostingDate, cur.PaymentBlock
 	}
 	return p
+}
+
+// ReleasePaymentBlock lifts the payment block of a posted invoice with the
+// function import Release, which SAP describes as releasing a blocked
+// supplier invoice. shiftDiscountDays is Release's mandatory
+// DiscountDaysHaveToBeShifted: whether the ERP moves the cash discount
+// days of the invoice for its payment. The invoice's ID and FiscalYear are
+// used as by PostInvoice, and so is idempotencyKey.
+//
+// An invoice the ERP reports as not blocked for payment (M8/382) is
+// settled: there is no block to lift. A Release whose answer was lost is
+// settled by reading the invoice: no payment block is success.
+func (c *Client) ReleasePaymentBlock(ctx context.Context, inv erp.Invoice, shiftDiscountDays bool, idempotencyKey string) error {
+	fy, err := c.fiscalYear(ctx, inv.ID, inv.FiscalYear)
+	if err != nil {
+		return err
+	}
+	const op = "release payment block"
+	reconcile := func(ctx context.Context) (bool, error) {
+		cur, err := c.invoiceHeader(ctx, inv.ID, fy)
+		if err != nil {
+			return false, err
+		}
+		return wasPosted(cur.Status) && cur.PaymentBlock == "", nil
+	}
+	r := request{
+		call: retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true,
+			Idempotent: true, Reconcile: reconcile},
+		method: http.MethodPost,
+		url: c.url(erp.ServiceSupplierInvoice, functionRelease,
+			param{"SupplierInvoice", literal(inv.ID)},
+			param{"FiscalYear", literal(fy)},
+			param{"DiscountDaysHaveToBeShifted", strconv.FormatBool(shiftDiscountDays)}),
+		header:   repeatabilityHeader(op, idempotencyKey),
+		keys:     map[string]string{"invoice_id": inv.ID},
+		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: inv.ID},
+	}
+	success := true // a Release settled by reading has no answer to read
+	rep, err := c.write(ctx, r, func(_ http.Header, body []byte) error {
+		var err error
+		success, err = decodeSuccess(body, functionRelease)
+		return err
+	})
+	var up *erp.UpstreamError
+	if errors.As(err, &up) && up.HasMessage(msgNotBlocked) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !success {
+		return r.upstream(rep.status, func(up *erp.UpstreamError) {
+			up.Text = "Release answered Success false"
+			up.Err = errors.New("the ERP did not release the invoice and gave no message")
+		})
+	}
+	return nil
+}
+
+// invoiceHeader reads the header of the invoice id in fiscal year fy by
+// its key, without its items, or returns a *erp.NotFoundError.
+func (c *Client) invoiceHeader(ctx context.Context, id, fy string) (erp.Invoice, error) {
+	r := request{
+		call:     retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "read invoice"},
+		method:   http.MethodGet,
+		url:      c.url(erp.ServiceSupplierInvoice, invoiceKey(id, fy)),
+		keys:     map[string]string{"invoice_id": id},
+		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id},
+	}
+	return fetchEntity(ctx, c, r, wireInvoice.toDomain)
+}
+
+// invoiceKey is the escaped path segment of one A_SupplierInvoice, keyed
+// by SupplierInvoice and FiscalYear.
+func invoiceKey(id, fy string) string {
+	return "A_SupplierInvoice(SupplierInvoice='" + escape(quoteString(id), false) +
+		"',FiscalYear='" + escape(quoteString(fy), false) + "')"
 }
 
 // fiscalYear returns fy, or reads the invoice to learn it when empty.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -160,18 +161,38 @@ func entityOf[W any](body []byte) (W, error) {
 // The usual form is read in one pass over the body; the older form and
 // every failure take the general path, so that errors read the same.
 func decodeList[T any](body []byte) ([]T, error) {
+	list, _, err := decodePage[T](body)
+	return list, err
+}
+
+// decodePage reads one page of a list as decodeList does, and its __next
+// link: where the rest of the list is, "" on the last page.
+func decodePage[T any](body []byte) ([]T, string, error) {
 	var fast struct {
 		D *struct {
-			Results *[]T `json:"results"`
+			Results *[]T   `json:"results"`
+			Next    string `json:"__next"`
 		} `json:"d"`
 	}
 	if err := unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
 		if list := *fast.D.Results; list != nil {
-			return list, nil
+			return list, fast.D.Next, nil
 		}
-		return []T{}, nil
+		return []T{}, fast.D.Next, nil
 	}
-	return decodeAnyList[T](body)
+	list, err := decodeAnyList[T](body)
+	if err != nil {
+		return nil, "", err
+	}
+	var env struct {
+		D struct {
+			Next string `json:"__next"`
+		} `json:"d"`
+	}
+	// The older form, an array, has no link; an object's link is read on
+	// its own here, and one that is not a string is no link.
+	_ = unmarshal(body, &env)
+	return list, env.D.Next, nil
 }
 
 // decodeAnyList reads both list forms, and names what is wrong with any
@@ -230,26 +251,124 @@ func fetchEntity[W, D any](ctx context.Context, c *Client, r request, conv func(
 }
 
 // fetchList reads an entity set with a GET and converts each entry; the
-// result is never nil on success.
+// result is never nil on success. A list the ERP serves in pages is read
+// to its end by following each page's __next link, each page a call of its
+// own, up to the client's bound on pages: a longer list is an ERP fault,
+// never a silent cut. A link that leaves the service is never followed.
 func fetchList[W, D any](ctx context.Context, c *Client, r request, conv func(W) (D, error)) ([]D, error) {
-	var v []D
-	_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
-		list, err := decodeList[W](body)
-		if err != nil {
-			return err
-		}
-		out := make([]D, 0, len(list))
-		for _, w := range list {
-			d, err := conv(w)
+	var out []D
+	for page := 1; ; page++ {
+		var next string
+		_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
+			list, link, err := decodePage[W](body)
 			if err != nil {
 				return err
 			}
-			out = append(out, d)
+			// Converted apart and added only whole: an attempt that fails
+			// halfway must leave nothing behind for the next one.
+			got := make([]D, 0, len(list))
+			for _, w := range list {
+				d, err := conv(w)
+				if err != nil {
+					return err
+				}
+				got = append(got, d)
+			}
+			if out == nil {
+				out = got
+			} else {
+				out = append(out, got...)
+			}
+			next = link
+			return nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		v = out
-		return nil
-	})
-	return v, err
+		if next == "" {
+			break
+		}
+		if page >= c.maxPages {
+			return nil, r.upstream(http.StatusOK, func(up *erp.UpstreamError) {
+				up.Text = fmt.Sprintf("list longer than %d pages", c.maxPages)
+				up.Attempts = 1
+			})
+		}
+		u, err := c.nextPage(r.call.Service, r.url, next)
+		if err != nil {
+			up := r.malformed(http.StatusOK, err)
+			up.Attempts = 1
+			return nil, up
+		}
+		r.url = u
+	}
+	if out == nil {
+		out = []D{}
+	}
+	return out, nil
+}
+
+// nextPage checks a __next link, absolute or relative to the page it came
+// with, and returns the URL to read the next page at. The link must stay on
+// the client's scheme, host and port and inside the service the list was
+// read from, without user information or dot segments: anything else could
+// send the gateway's credentials elsewhere. The sap-client is added when
+// the link lacks it; a link to another client is refused.
+func (c *Client) nextPage(svc erp.Service, current, link string) (string, error) {
+	cur, err := url.Parse(current)
+	if err != nil {
+		return "", err
+	}
+	u, err := cur.Parse(link)
+	if err != nil {
+		return "", fmt.Errorf("__next link is no URL: %w", err)
+	}
+	base, err := url.Parse(c.base)
+	if err != nil {
+		return "", err
+	}
+	refuse := func(why string) (string, error) {
+		return "", fmt.Errorf("__next link %q refused: %s", link, why)
+	}
+	if u.Opaque != "" || u.User != nil || !strings.EqualFold(u.Scheme, base.Scheme) || !sameHost(u, base) {
+		return refuse("not on the ERP's host")
+	}
+	root := strings.TrimRight(base.Path, "/") + odataRoot + servicePaths[svc] + "/"
+	if len(u.Path) <= len(root) || !strings.EqualFold(u.Path[:len(root)], root) {
+		return refuse("outside the service")
+	}
+	if p := "/" + u.Path + "/"; strings.Contains(p, "/../") || strings.Contains(p, "/./") ||
+		strings.Contains(u.RawPath, "%2F") || strings.Contains(u.RawPath, "%2f") {
+		return refuse("a path that could leave the service")
+	}
+	u.Fragment, u.RawFragment = "", ""
+	if c.sapClient != "" {
+		switch got := u.Query()["sap-client"]; {
+		case len(got) == 0:
+			if u.RawQuery != "" {
+				u.RawQuery += "&"
+			}
+			u.RawQuery += "sap-client=" + escape(c.sapClient, false)
+		case len(got) != 1 || got[0] != c.sapClient:
+			return refuse("another sap-client")
+		}
+	}
+	return u.String(), nil
+}
+
+// sameHost reports whether a and b name the same host and port, a missing
+// port being the scheme's default.
+func sameHost(a, b *url.URL) bool {
+	port := func(u *url.URL) string {
+		if p := u.Port(); p != "" {
+			return p
+		}
+		if strings.EqualFold(u.Scheme, "https") {
+			return "443"
+		}
+		return "80"
+	}
+	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
 }
 
 // missing reports a required field the ERP left empty.

@@ -22,7 +22,9 @@ func (c *Client) PurchaseOrder(ctx context.Context, id string) (erp.PurchaseOrde
 }
 
 // GoodsReceipts returns the uncancelled goods receipts (movement type 101)
-// of a purchase order item; an empty slice when there are none.
+// of a purchase order item; an empty slice when there are none. The
+// posting date is on the material document header, which comes expanded
+// into each item in the same answer.
 func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.GoodsReceipt, error) {
 	r := request{
 		call:   retry.Call{Service: erp.ServiceMaterialDocument, Operation: "read goods receipts"},
@@ -30,21 +32,30 @@ func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.
 		url: c.url(erp.ServiceMaterialDocument, "A_MaterialDocumentItem",
 			param{"$filter", "PurchaseOrder eq " + literal(poID) +
 				" and PurchaseOrderItem eq " + literal(poItem) +
-				" and GoodsMovementType eq '101' and GoodsMovementIsCancelled eq false"}),
+				" and GoodsMovementType eq '101' and GoodsMovementIsCancelled eq false"},
+			param{"$expand", materialDocumentExpand}),
 		keys: map[string]string{"po_id": poID, "item": poItem},
 	}
-	items, err := fetchList(ctx, c, r, func(w wireMaterialDocumentItem) (wireMaterialDocumentItem, error) { return w, nil })
+	items, err := fetchList(ctx, c, r, func(w wireMaterialDocumentItem) (*erp.GoodsReceipt, error) {
+		// The filter already asks for this; a server that ignores part of
+		// it must not make a reversal count as a receipt.
+		if w.GoodsMovementIsCancelled || (w.GoodsMovementType != "" && w.GoodsMovementType != "101") {
+			return nil, nil
+		}
+		gr, err := w.toDomain()
+		if err != nil {
+			return nil, err
+		}
+		return &gr, nil
+	})
 	if err != nil {
 		return nil, err
 	}
 	grs := make([]erp.GoodsReceipt, 0, len(items))
-	for _, w := range items {
-		// The filter already asks for this; a server that ignores part of
-		// it must not make a reversal count as a receipt.
-		if w.GoodsMovementIsCancelled || (w.GoodsMovementType != "" && w.GoodsMovementType != "101") {
-			continue
+	for _, gr := range items {
+		if gr != nil {
+			grs = append(grs, *gr)
 		}
-		grs = append(grs, w.toDomain())
 	}
 	return grs, nil
 }

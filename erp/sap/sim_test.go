@@ -14,6 +14,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sap/sapspec"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -32,7 +33,7 @@ func newSim(t *testing.T, opts sim.Options, policy retry.Policy) (*sim.Server, *
 		policy.MaxAttempts = 1
 		policy.Breaker.Disabled = true
 	}
-	c, err := New(srv.URL, Options{Runner: retry.New(policy, nil)})
+	c, err := New(srv.URL, Options{Runner: retry.New(policy, nil), HTTPClient: sapspec.CheckedHTTPClient(t)})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
@@ -222,83 +223,6 @@ func TestSimSuppliers(t *testing.T) {
 	}
 }
 
-func TestSimRelease(t *testing.T) {
-	s, c := newSim(t, sim.Options{}, retry.Policy{})
-	ctx := context.Background()
-	post := func(id, fy, key string) (erp.Posting, error) {
-		return c.PostInvoice(ctx, erp.Invoice{ID: id, FiscalYear: fy}, key)
-	}
-
-	p, err := post("5105600101", "2026", "post-101")
-	if err != nil {
-		t.Fatalf("release 5105600101: got %v, want nil", err)
-	}
-	if p.Status != erp.InvoicePosted || p.PaymentBlock != "" || len(p.Messages) != 0 || p.InvoiceID != "5105600101" || p.AlreadyPosted {
-		t.Errorf("release 5105600101: got %+v, want posted by this call without block or messages", p)
-	}
-	// The same key replays the first answer without posting again.
-	again, err := post("5105600101", "2026", "post-101")
-	if err != nil || again.Status != erp.InvoicePosted {
-		t.Errorf("repeated release: got %+v, %v, want the first answer", again, err)
-	}
-	if n := len(s.Ledger().Postings); n != 1 {
-		t.Errorf("postings after a repeated release: got %d, want 1", n)
-	}
-	if inv, err := c.Invoice(ctx, "5105600101"); err != nil || inv.Status != erp.InvoicePosted {
-		t.Errorf("invoice after release: got %v, %v, want posted", inv.Status, err)
-	}
-	// Another key is another call: the ERP answers M8/255, which settles
-	// as posted before, not as a failure.
-	again, err = post("5105600101", "2026", "post-101-b")
-	if err != nil || !again.AlreadyPosted || again.Status != erp.InvoicePosted || again.FiscalYear != "2026" ||
-		again.PaymentBlock != "" || !again.PostedAt.Equal(day(2026, 11, 24)) {
-		t.Errorf("release of a posted invoice: got %+v, %v, want posted before, fiscal year 2026, no block", again, err)
-	}
-	if n := len(s.Ledger().Postings); n != 1 {
-		t.Errorf("postings after a release of a posted invoice: got %d, want 1", n)
-	}
-
-	p, err = post("5105600102", "", "")
-	if err != nil {
-		t.Fatalf("release 5105600102: got %v, want nil", err)
-	}
-	if p.PaymentBlock != "R" || !slices.Contains(p.Messages, erp.Message{ID: "M8/082", Severity: "warning"}) || p.FiscalYear != "2026" {
-		t.Errorf("release 5105600102: got %+v, want block R and warning M8/082", p)
-	}
-
-	failures := []struct {
-		id, fy string
-		status int
-		msg    string
-	}{
-		{"5105600104", "2026", 400, "06/025"},
-		{"5105600109", "2025", 400, "F5/201"},
-		{"5105600107", "2026", 400, "M8/108"},
-		{"5105600106", "2026", 400, "06/020"},
-		{"5105600105", "2026", 400, "M8/081"},
-	}
-	for _, tt := range failures {
-		_, err := post(tt.id, tt.fy, "")
-		var up *erp.UpstreamError
-		if !errors.As(err, &up) {
-			t.Errorf("release %s: got %v, want an UpstreamError", tt.id, err)
-			continue
-		}
-		if up.Status != tt.status || len(up.MessageIDs) == 0 || up.MessageIDs[0] != tt.msg || up.Transient || !up.Write {
-			t.Errorf("release %s: got status %d ids %q transient %v, want %d [%s ...] not transient", tt.id, up.Status, up.MessageIDs, up.Transient, tt.status, tt.msg)
-		}
-		if up.Keys["invoice_id"] != tt.id {
-			t.Errorf("release %s: got keys %v, want invoice_id", tt.id, up.Keys)
-		}
-	}
-
-	_, err = post("5105600199", "2026", "")
-	var nf *erp.NotFoundError
-	if !errors.As(err, &nf) || nf.Entity != erp.EntityInvoice || nf.ID != "5105600199" {
-		t.Errorf("release of an unknown invoice: got %v, want NotFoundError invoice", err)
-	}
-}
-
 // TestSimConcurrentPosts: calls that post one invoice at once all succeed.
 // The ERP posts it once; the calls that lose the race get M8/255 and settle
 // it as posted before, with what the winning posting set.
@@ -308,7 +232,7 @@ func TestSimConcurrentPosts(t *testing.T) {
 			s, c := newSim(t, sim.Options{}, retry.Policy{})
 			ctx := context.Background()
 			// The token is fetched first, so that the calls race on the
-			// Release and not on the fetch.
+			// Post and not on the fetch.
 			if _, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, ""); err != nil {
 				t.Fatalf("warm-up post: %v", err)
 			}

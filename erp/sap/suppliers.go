@@ -4,36 +4,67 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
 )
 
 // Supplier returns the supplier master record, or a *erp.NotFoundError.
+//
+// The record is read from the supplier's business partner, filtered on its
+// Supplier property and expanded to the supplier role and the addresses:
+// the country is on the partner's address, not on A_Supplier, and A_Supplier
+// has no navigation to its partner. The filter finds the partner whether or
+// not the system numbers partners and suppliers alike; no partner is an
+// unknown supplier.
 func (c *Client) Supplier(ctx context.Context, id string) (erp.Supplier, error) {
 	r := request{
-		call:     retry.Call{Service: erp.ServiceBusinessPartner, Operation: "read supplier"},
-		method:   http.MethodGet,
-		url:      c.url(erp.ServiceBusinessPartner, entityKey("A_Supplier", id)),
-		keys:     map[string]string{"supplier_id": id},
-		notFound: &erp.NotFoundError{Entity: erp.EntitySupplier, ID: id},
+		call:   retry.Call{Service: erp.ServiceBusinessPartner, Operation: "read supplier"},
+		method: http.MethodGet,
+		url: c.url(erp.ServiceBusinessPartner, "A_BusinessPartner",
+			param{"$filter", "Supplier eq " + literal(id)},
+			param{"$expand", partnerExpand}),
+		keys: map[string]string{"supplier_id": id},
 	}
-	return fetchEntity(ctx, c, r, wireSupplier.toDomain)
+	now := time.Now()
+	list, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (erp.Supplier, error) { return w.toDomain(now) })
+	if err != nil {
+		return erp.Supplier{}, err
+	}
+	for _, s := range list {
+		if s.ID == id {
+			return s, nil
+		}
+	}
+	return erp.Supplier{}, &erp.NotFoundError{Entity: erp.EntitySupplier, ID: id}
 }
 
-// SearchSuppliers returns at most limit suppliers whose name contains name
-// (all matches when limit is not positive); an empty slice when none match.
+// SearchSuppliers returns at most limit suppliers whose business partner's
+// search term 1 contains name in upper case (all matches when limit is not
+// positive); an empty slice when none match.
+//
+// SAP Gateway compares substringof case-sensitively, and names are kept as
+// entered, so a search over the name would miss "Acme" for "acme". SAP
+// keeps SearchTerm1 in upper case (sap:display-format="UpperCase"), so the
+// upper-cased text matches whatever case it was typed in. Only partners
+// with a supplier role are asked for; customers share A_BusinessPartner.
 func (c *Client) SearchSuppliers(ctx context.Context, name string, limit int) ([]erp.Supplier, error) {
-	params := []param{{"$filter", "substringof(" + literal(name) + ",SupplierName) eq true"}}
+	params := []param{
+		{"$filter", "substringof(" + literal(strings.ToUpper(name)) + ",SearchTerm1) eq true and Supplier ne ''"},
+		{"$expand", partnerExpand},
+	}
 	if limit > 0 {
 		params = append(params, param{"$top", strconv.Itoa(limit)})
 	}
 	r := request{
 		call:   retry.Call{Service: erp.ServiceBusinessPartner, Operation: "search suppliers"},
 		method: http.MethodGet,
-		url:    c.url(erp.ServiceBusinessPartner, "A_Supplier", params...),
+		url:    c.url(erp.ServiceBusinessPartner, "A_BusinessPartner", params...),
 	}
-	list, err := fetchList(ctx, c, r, wireSupplier.toDomain)
+	now := time.Now()
+	list, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (erp.Supplier, error) { return w.toDomain(now) })
 	if err != nil {
 		return nil, err
 	}

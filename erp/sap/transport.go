@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,10 @@ type request struct {
 	cookies  []*http.Cookie    // sent by hand when the HTTP client has no jar
 	keys     map[string]string // the ids the call is about, for errors
 	notFound *erp.NotFoundError
+	// root says the request is for the service itself (its root or its
+	// $metadata): a 404 then means the service is missing, a fault of
+	// configuration.
+	root bool
 
 	// csrfRequired is set when the answer was 403 with X-CSRF-Token: Required.
 	csrfRequired *bool
@@ -46,6 +51,10 @@ type decoder func(header http.Header, body []byte) error
 
 // do runs one attempt of r through the runner.
 func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, error) {
+	if err := c.checkToken(ctx, r); err != nil {
+		c.logAttempt(ctx, r, 0, time.Now(), err)
+		return reply{}, err
+	}
 	var rep reply
 	err := c.runner.Do(ctx, r.call, func(actx context.Context) error {
 		var err error
@@ -74,8 +83,12 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	for k, vs := range r.header {
 		req.Header[k] = vs
 	}
-	if c.user != "" {
-		req.SetBasicAuth(c.user, c.password)
+	// The gateway's own credentials, set last so that nothing else can
+	// put an Authorization header on a request to the ERP.
+	if err := c.authorize(req); err != nil {
+		up := r.authError(ctx, actx, err)
+		c.logAttempt(ctx, r, 0, time.Now(), up)
+		return reply{}, up
 	}
 	if c.http.Jar == nil {
 		for _, ck := range r.cookies {
@@ -87,6 +100,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	resp, err := c.http.Do(req)
 	if err != nil {
 		up := r.transportError(ctx, actx, err)
+		markConfigTransport(ctx, up, err)
 		c.logAttempt(ctx, r, 0, start, up)
 		return reply{}, up
 	}
@@ -114,20 +128,59 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 				out = r.malformed(resp.StatusCode, err)
 			}
 		}
-	case resp.StatusCode == http.StatusNotFound && r.notFound != nil:
+	case resp.StatusCode == http.StatusNotFound && r.notFound != nil && !serviceMissing(data):
 		nf := *r.notFound
 		out = &nf
 	default:
 		if resp.StatusCode == http.StatusForbidden && strings.EqualFold(resp.Header.Get("X-CSRF-Token"), "Required") && r.csrfRequired != nil {
 			*r.csrfRequired = true
 		}
-		out = r.statusError(resp.StatusCode, resp.Header, data, time.Now())
+		up := r.statusError(resp.StatusCode, resp.Header, data, time.Now())
+		up.Config = r.configStatus(resp.StatusCode, up.MessageIDs)
+		out = up
 	}
 	c.logAttempt(ctx, r, resp.StatusCode, start, out)
 	return rep, out
 }
 
 var errTooLarge = fmt.Errorf("response larger than %d bytes", maxBody)
+
+// serviceMissingIDs are the message ids of SAP's gateway for a request to a
+// service that is not published: not activated, or a wrong name or version.
+var serviceMissingIDs = []string{
+	"/IWFND/MED/170", // no service found for namespace, name and version
+}
+
+// serviceMissing reports whether an error body says the service itself is
+// missing, not an entity in it.
+func serviceMissing(body []byte) bool {
+	for _, id := range parseErrorBody(body).ids {
+		if slices.Contains(serviceMissingIDs, id) {
+			return true
+		}
+	}
+	return false
+}
+
+// configStatus reports whether a non-2xx answer is a fault of
+// configuration: a 401 or 403 on any call (credentials or authorisations
+// missing), or a 404 that is about the service rather than an entity.
+func (r request) configStatus(status int, ids []string) bool {
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		return true
+	case http.StatusNotFound:
+		if r.root {
+			return true
+		}
+		for _, id := range ids {
+			if slices.Contains(serviceMissingIDs, id) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // readBody reads a response body of size bytes (-1 when unknown) up to
 // maxBody.

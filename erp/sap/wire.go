@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
@@ -136,19 +135,47 @@ func itemNumber(s string) string {
 	return t
 }
 
-// invoiceStatus maps SupplierInvoiceStatus to the gateway's statuses: A
-// parked, B parked and completed, E parked and released are all not yet
-// posted; C parked and held and D entered and held are on hold; 5 posted.
-func invoiceStatus(s string) (erp.InvoiceStatus, error) {
-	switch s {
+// invoiceStatus maps A_SupplierInvoice's SupplierInvoiceStatus to the
+// gateway's statuses. SAP's $metadata of API_SUPPLIERINVOICE_PROCESS_SRV
+// gives the property (Edm.String, MaxLength 1) only the label "Invoice doc.
+// status" and no value list; the values are those SAP documents for the
+// data element behind it, RBSTAT (invoice document status):
+//
+//	A  parked                                             parked
+//	B  parked and completed                               parked
+//	E  parked and released                                parked
+//	C  held (parked)                                      held
+//	D  held (entered)                                     held
+//	5  posted                                             posted
+//	4  correct (posted, not completed), in the background posted
+//	2  deleted                                            deleted
+//	1  planned for verification in the background         other
+//	3  contains errors, found in the background           other
+//
+// RBSTAT documents a blank status as posted by the online verification of
+// older releases, but blank is also what a missing property reads as, so
+// it is not taken for a posting: it is other, and a Post of such an invoice
+// settles with M8/255 should it be posted. Any value not listed is other
+// too. erp.Invoice.SAPStatus keeps the code itself, whatever it maps to.
+//
+// reversed says the document was cancelled by a reversal document or is
+// one (ReverseDocument, IsReversed, IsReversal); it turns a posted document
+// into a reversed one.
+func invoiceStatus(code string, reversed bool) erp.InvoiceStatus {
+	switch code {
 	case "A", "B", "E":
-		return erp.InvoiceParked, nil
-	case "5":
-		return erp.InvoicePosted, nil
+		return erp.InvoiceParked
 	case "C", "D":
-		return erp.InvoiceHeld, nil
+		return erp.InvoiceHeld
+	case "5", "4":
+		if reversed {
+			return erp.InvoiceReversed
+		}
+		return erp.InvoicePosted
+	case "2":
+		return erp.InvoiceDeleted
 	}
-	return "", fmt.Errorf("unknown SupplierInvoiceStatus %q", s)
+	return erp.InvoiceOther
 }
 
 // results is an expanded navigation property.
@@ -156,7 +183,11 @@ type results[T any] struct {
 	Results []T `json:"results"`
 }
 
-// wireInvoice is an A_SupplierInvoice.
+// wireInvoice is an A_SupplierInvoice. ReverseDocument ("Reversed by") is
+// the reversal document that cancelled the invoice; IsReversed and
+// IsReversal say the invoice was reversed or is a reversal document. SAP's
+// cloud $metadata declares all three, the on-premise one ReverseDocument
+// and IsReversal.
 type wireInvoice struct {
 	SupplierInvoice               string                       `json:"SupplierInvoice"`
 	FiscalYear                    string                       `json:"FiscalYear"`
@@ -169,6 +200,9 @@ type wireInvoice struct {
 	InvoiceGrossAmount            sapDecimal                   `json:"InvoiceGrossAmount"`
 	SupplierInvoiceStatus         string                       `json:"SupplierInvoiceStatus"`
 	PaymentBlockingReason         string                       `json:"PaymentBlockingReason"`
+	ReverseDocument               string                       `json:"ReverseDocument"`
+	IsReversed                    bool                         `json:"IsReversed"`
+	IsReversal                    bool                         `json:"IsReversal"`
 	Items                         *results[wireInvoiceItemRef] `json:"to_SuplrInvcItemPurOrdRef"`
 }
 
@@ -189,10 +223,7 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 	if w.SupplierInvoice == "" {
 		return erp.Invoice{}, missing("SupplierInvoice")
 	}
-	st, err := invoiceStatus(w.SupplierInvoiceStatus)
-	if err != nil {
-		return erp.Invoice{}, err
-	}
+	reversed := w.ReverseDocument != "" || w.IsReversed || w.IsReversal
 	inv := erp.Invoice{
 		ID:           w.SupplierInvoice,
 		FiscalYear:   w.FiscalYear,
@@ -203,7 +234,8 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 		PostingDate:  w.PostingDate.Time,
 		Currency:     w.DocumentCurrency,
 		GrossAmount:  w.InvoiceGrossAmount.Decimal,
-		Status:       st,
+		Status:       invoiceStatus(w.SupplierInvoiceStatus, reversed),
+		SAPStatus:    w.SupplierInvoiceStatus,
 		PaymentBlock: w.PaymentBlockingReason,
 	}
 	if w.Items != nil {
@@ -220,41 +252,6 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 		}
 	}
 	return inv, nil
-}
-
-// wireRelease is the result of the Release function import.
-type wireRelease struct {
-	SupplierInvoice       string  `json:"SupplierInvoice"`
-	FiscalYear            string  `json:"FiscalYear"`
-	SupplierInvoiceStatus string  `json:"SupplierInvoiceStatus"`
-	PaymentBlockingReason string  `json:"PaymentBlockingReason"`
-	PostingDate           sapDate `json:"PostingDate"`
-}
-
-// decodeRelease reads {"d":{"Release":{...}}}, the v2 form of a function
-// import's complex result, or the result directly in "d".
-func decodeRelease(body []byte) (wireRelease, error) {
-	var d map[string]jsontext.Value
-	if err := decodeEntity(body, &d); err != nil {
-		return wireRelease{}, err
-	}
-	var w wireRelease
-	var err error
-	if inner, ok := d["Release"]; ok {
-		err = unmarshal(inner, &w)
-	} else {
-		err = decodeEntity(body, &w)
-	}
-	if err != nil {
-		return wireRelease{}, err
-	}
-	if w.SupplierInvoiceStatus == "" {
-		return wireRelease{}, missing("SupplierInvoiceStatus")
-	}
-	if _, err := invoiceStatus(w.SupplierInvoiceStatus); err != nil {
-		return wireRelease{}, err
-	}
-	return w, nil
 }
 
 // wirePurchaseOrder is an A_PurchaseOrder.
@@ -321,53 +318,4 @@ func (w wirePurchaseOrder) toDomain() (erp.PurchaseOrder, error) {
 		}
 	}
 	return po, nil
-}
-
-// wireMaterialDocumentItem is an A_MaterialDocumentItem.
-type wireMaterialDocumentItem struct {
-	MaterialDocumentYear     string     `json:"MaterialDocumentYear"`
-	MaterialDocument         string     `json:"MaterialDocument"`
-	MaterialDocumentItem     string     `json:"MaterialDocumentItem"`
-	PurchaseOrder            string     `json:"PurchaseOrder"`
-	PurchaseOrderItem        string     `json:"PurchaseOrderItem"`
-	GoodsMovementType        string     `json:"GoodsMovementType"`
-	GoodsMovementIsCancelled bool       `json:"GoodsMovementIsCancelled"`
-	QuantityInEntryUnit      sapDecimal `json:"QuantityInEntryUnit"`
-	EntryUnit                string     `json:"EntryUnit"`
-	PostingDate              sapDate    `json:"PostingDate"`
-}
-
-func (w wireMaterialDocumentItem) toDomain() erp.GoodsReceipt {
-	return erp.GoodsReceipt{
-		MaterialDocument: w.MaterialDocument,
-		Year:             w.MaterialDocumentYear,
-		Item:             itemNumber(w.MaterialDocumentItem),
-		POID:             w.PurchaseOrder,
-		POItem:           itemNumber(w.PurchaseOrderItem),
-		Quantity:         w.QuantityInEntryUnit.Decimal,
-		Unit:             w.EntryUnit,
-		PostingDate:      w.PostingDate.Time,
-	}
-}
-
-// wireSupplier is an A_Supplier.
-type wireSupplier struct {
-	Supplier          string `json:"Supplier"`
-	SupplierName      string `json:"SupplierName"`
-	Country           string `json:"Country"`
-	PostingIsBlocked  bool   `json:"PostingIsBlocked"`
-	DeletionIndicator bool   `json:"DeletionIndicator"`
-}
-
-func (w wireSupplier) toDomain() (erp.Supplier, error) {
-	if w.Supplier == "" {
-		return erp.Supplier{}, missing("Supplier")
-	}
-	return erp.Supplier{
-		ID:             w.Supplier,
-		Name:           w.SupplierName,
-		Country:        w.Country,
-		PostingBlocked: w.PostingIsBlocked,
-		Deleted:        w.DeletionIndicator,
-	}, nil
 }

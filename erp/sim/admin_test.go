@@ -52,7 +52,7 @@ func TestAdminLedgerAndUnknown(t *testing.T) {
 	if p, ok := l["postings"]; !ok || p == nil || len(p) != 0 {
 		t.Errorf("ledger before any posting: got %v, want an empty postings list", l)
 	}
-	e.release("5105600101", "2026", "led-1")
+	e.postInvoice("5105600101", "2026", "led-1")
 	l = nil
 	if err := json.Unmarshal(e.admin(http.MethodGet, "/sim/admin/ledger", nil).body, &l); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestAdminFaultsArrayAndListing(t *testing.T) {
 	}
 	added := decode(e.admin(http.MethodPost, "/sim/admin/faults", []map[string]any{
 		{"service": "business_partner", "status": 502, "schedule": "x.", "count": 3},
-		{"service": "purchase_order", "kind": "reset", "method": "post", "path": "Release"},
+		{"service": "purchase_order", "kind": "reset", "method": "post", "path": "Post"},
 	}))
 	if len(added.Faults) != 2 || added.Faults[0].Kind != sim.FaultStatus || added.Faults[1].Method != "POST" {
 		t.Fatalf("POST answer: got %+v", added.Faults)

@@ -23,12 +23,12 @@ func TestConcurrentWrites(t *testing.T) {
 		wg.Add(4)
 		go func() {
 			defer wg.Done()
-			plain <- releaseFrom(t, e, tok, "5105600101", "")
+			plain <- postFrom(t, e, tok, "5105600101", "")
 		}()
 		go func() {
 			defer wg.Done()
 			id := fmt.Sprintf("distinct-%d", i)
-			a := releaseFrom(t, e, tok, "5105600108", id)
+			a := postFrom(t, e, tok, "5105600108", id)
 			distinctMu.Lock()
 			distinctIDs[id] = a
 			distinctMu.Unlock()
@@ -36,7 +36,7 @@ func TestConcurrentWrites(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			shared <- releaseFrom(t, e, tok, "5105600102", "shared")
+			shared <- postFrom(t, e, tok, "5105600102", "shared")
 		}()
 		go func() {
 			defer wg.Done()
@@ -52,19 +52,19 @@ func TestConcurrentWrites(t *testing.T) {
 	close(distinct)
 	close(shared)
 
-	// Without a repeatability id, one release posts and the others find
+	// Without a repeatability id, one Post posts and the others find
 	// the invoice posted: SAP's M8/255.
 	count := map[int]int{}
 	for a := range plain {
 		count[a.status]++
 		if a.status == http.StatusBadRequest {
 			if e := decodeError(t, reply{status: a.status, body: []byte(a.body)}); e.code != "M8/255" {
-				t.Errorf("losing release: got %q, want M8/255: %s", e.code, a.body)
+				t.Errorf("losing post: got %q, want M8/255: %s", e.code, a.body)
 			}
 		}
 	}
 	if count[http.StatusOK] != 1 || count[http.StatusBadRequest] != n-1 {
-		t.Errorf("concurrent releases: got %v, want one 200 and %d 400", count, n-1)
+		t.Errorf("concurrent posts: got %v, want one 200 and %d 400", count, n-1)
 	}
 	// Distinct ids are distinct requests: one posts, the others find it
 	// posted.
@@ -73,12 +73,12 @@ func TestConcurrentWrites(t *testing.T) {
 		count[a.status]++
 		if a.status == http.StatusBadRequest {
 			if e := decodeError(t, reply{status: a.status, body: []byte(a.body)}); e.code != "M8/255" {
-				t.Errorf("losing release with its own id: got %q, want M8/255: %s", e.code, a.body)
+				t.Errorf("losing post with its own id: got %q, want M8/255: %s", e.code, a.body)
 			}
 		}
 	}
 	if count[http.StatusOK] != 1 || count[http.StatusBadRequest] != n-1 {
-		t.Errorf("releases with distinct ids: got %v, want one 200 and %d 400", count, n-1)
+		t.Errorf("posts with distinct ids: got %v, want one 200 and %d 400", count, n-1)
 	}
 	// One shared id: every caller gets the first answer.
 	seen := map[answer]int{}
@@ -86,7 +86,7 @@ func TestConcurrentWrites(t *testing.T) {
 		seen[a]++
 	}
 	if len(seen) != 1 {
-		t.Errorf("releases with a shared id: got %d different answers, want one", len(seen))
+		t.Errorf("posts with a shared id: got %d different answers, want one", len(seen))
 	}
 	for a, c := range seen {
 		if a.status != http.StatusOK || c != n {
@@ -100,7 +100,7 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 	// Each distinct id keeps its own first answer.
 	for id, first := range distinctIDs {
-		if again := releaseFrom(t, e, tok, "5105600108", id); again != first {
+		if again := postFrom(t, e, tok, "5105600108", id); again != first {
 			t.Errorf("replay of %s: got %d %s, want %d %s", id, again.status, again.body, first.status, first.body)
 		}
 	}
@@ -115,14 +115,14 @@ type answer struct {
 	body   string
 }
 
-// releaseFrom releases an invoice from a goroutine: it reports transport
+// postFrom posts an invoice from a goroutine: it reports transport
 // errors with t.Error and returns the answer.
-func releaseFrom(t *testing.T, e *env, token, id, repeatID string) answer {
+func postFrom(t *testing.T, e *env, token, id, repeatID string) answer {
 	h := map[string]string{"X-CSRF-Token": token}
 	if repeatID != "" {
 		h["Repeatability-Request-ID"] = repeatID
 	}
-	r, err := e.try(http.MethodPost, invSrv+releasePath(id, "2026"), nil, h)
+	r, err := e.try(http.MethodPost, invSrv+postPath(id, "2026"), nil, h)
 	if err != nil {
 		t.Error(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 func TestCSRF(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	rel := invSrv + releasePath("5105600101", "2026")
+	rel := invSrv + postPath("5105600101", "2026")
 	required := func(t *testing.T, r reply) {
 		t.Helper()
 		wantError(t, r, http.StatusForbidden, "/IWFND/CM_CSRF/001")
@@ -55,8 +55,8 @@ func TestCSRF(t *testing.T) {
 		if fresh == tok {
 			t.Fatalf("refetched token: got the expired one")
 		}
-		if r := e.release("5105600101", "2026", ""); r.status != http.StatusOK {
-			t.Fatalf("release with fresh token: got %d: %s", r.status, r.body)
+		if r := e.postInvoice("5105600101", "2026", ""); r.status != http.StatusOK {
+			t.Fatalf("post with fresh token: got %d: %s", r.status, r.body)
 		}
 	})
 	t.Run("ExpireTokens", func(t *testing.T) {

@@ -64,25 +64,23 @@ func orderItemRow(po *purchaseOrder, it poItem) obj {
 
 func receiptRow(r *receipt) obj {
 	return obj{
-		{"MaterialDocumentYear", r.year},
-		{"MaterialDocument", r.doc},
+		{"MaterialDocumentYear", r.header.year},
+		{"MaterialDocument", r.header.doc},
 		{"MaterialDocumentItem", r.item},
+		{"GoodsMovementType", r.movement},
 		{"PurchaseOrder", r.po},
 		{"PurchaseOrderItem", r.poItem},
-		{"GoodsMovementType", r.movement},
-		{"GoodsMovementIsCancelled", r.cancelled},
-		{"QuantityInEntryUnit", quantity(r.qty)},
 		{"EntryUnit", r.unit},
-		{"PostingDate", wireDate(r.postingDate)},
+		{"QuantityInEntryUnit", quantity(r.qty)},
+		{"GoodsMovementIsCancelled", r.cancelled},
 	}
 }
 
 func supplierRow(s *supplier) obj {
 	return obj{
 		{"Supplier", s.id},
-		{"SupplierName", s.name},
-		{"Country", s.country},
 		{"PostingIsBlocked", s.postingBlocked},
+		{"SupplierName", s.name},
 		{"DeletionIndicator", s.deleted},
 	}
 }

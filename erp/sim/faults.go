@@ -47,8 +47,8 @@ const AnyService erp.Service = "*"
 const DefaultHangDelay = 30 * time.Second
 
 // FaultRule injects a fault into OData requests to Service. Admin requests
-// are never affected, nor are CSRF fetches (GET of a service root) unless
-// IncludeFetch is set. Method and Path narrow the requests the rule
+// are never affected, nor are CSRF fetches and $metadata reads (GET of a
+// service root or of its $metadata) unless IncludeFetch is set. Method and Path narrow the requests the rule
 // matches.
 //
 // A rule works in one of three modes:
@@ -107,7 +107,8 @@ type FaultRule struct {
 	Schedule string `json:"schedule,omitempty"`
 	// DelayMS is how long FaultHang waits; zero means DefaultHangDelay.
 	DelayMS int `json:"delay_ms,omitempty"`
-	// IncludeFetch lets the rule affect CSRF token fetches too.
+	// IncludeFetch lets the rule affect CSRF token fetches and $metadata
+	// reads too.
 	IncludeFetch bool `json:"include_fetch,omitempty"`
 }
 

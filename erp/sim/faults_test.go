@@ -109,20 +109,20 @@ func TestFaultLostWrite(t *testing.T) {
 	e.token(invSrv)
 	e.admin(http.MethodPost, "/sim/admin/faults", map[string]any{"service": "supplier_invoice", "kind": "lost"})
 	h := map[string]string{"X-CSRF-Token": e.token(invSrv), "Repeatability-Request-ID": "lost-101"}
-	if _, err := e.try(http.MethodPost, invSrv+releasePath("5105600101", "2026"), nil, h); err == nil {
+	if _, err := e.try(http.MethodPost, invSrv+postPath("5105600101", "2026"), nil, h); err == nil {
 		t.Fatalf("lost: got an answer, want a transport error")
 	}
 	if n := len(e.sim.Ledger().Postings); n != 1 {
 		t.Fatalf("postings after lost answer: got %d, want 1", n)
 	}
-	r := e.release("5105600101", "2026", "lost-101")
+	r := e.postInvoice("5105600101", "2026", "lost-101")
 	if r.status != http.StatusOK {
 		t.Fatalf("retry with the same id: got %d, want 200 replayed: %s", r.status, r.body)
 	}
 	if n := len(e.sim.Ledger().Postings); n != 1 {
 		t.Errorf("postings after retry: got %d, want 1", n)
 	}
-	wantError(t, e.release("5105600101", "2026", "other-id"), http.StatusBadRequest, "M8/255")
+	wantError(t, e.postInvoice("5105600101", "2026", "other-id"), http.StatusBadRequest, "M8/255")
 }
 
 func TestFaultMatching(t *testing.T) {
@@ -181,11 +181,11 @@ func TestFaultStatusOnWriteAppliesNothing(t *testing.T) {
 	e := newEnv(t, sim.Options{})
 	e.token(invSrv)
 	e.sim.InjectFault(sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 503})
-	wantError(t, e.release("5105600101", "2026", "w-1"), 503, "/IWFND/CM_BEC/026")
+	wantError(t, e.postInvoice("5105600101", "2026", "w-1"), 503, "/IWFND/CM_BEC/026")
 	if n := len(e.sim.Ledger().Postings); n != 0 {
 		t.Fatalf("postings after 503: got %d, want 0", n)
 	}
-	if r := e.release("5105600101", "2026", "w-1"); r.status != http.StatusOK {
+	if r := e.postInvoice("5105600101", "2026", "w-1"); r.status != http.StatusOK {
 		t.Errorf("retry: got %d, want 200", r.status)
 	}
 }
@@ -197,7 +197,7 @@ func TestFaultMethodAndPath(t *testing.T) {
 	invoice := invSrv + "/A_SupplierInvoice(SupplierInvoice='5105600101',FiscalYear='2026')"
 	if err := e.sim.InjectFaults(
 		sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultStatus, Status: 502, Method: "post", Count: -1},
-		sim.FaultRule{Kind: sim.FaultStatus, Status: 504, Path: "Release", Count: -1},
+		sim.FaultRule{Kind: sim.FaultStatus, Status: 504, Path: "Post", Count: -1},
 		sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 500, Method: "GET", Path: "A_PurchaseOrder", Count: -1},
 	); err != nil {
 		t.Fatal(err)
@@ -208,12 +208,12 @@ func TestFaultMethodAndPath(t *testing.T) {
 		status int
 	}{
 		{"GET under a POST-only rule", func() reply { return e.get(invoice) }, 200},
-		{"POST under a POST-only rule", func() reply { return e.release("5105600101", "2026", "mp-1") }, 502},
-		{"POST of another path under a Release rule", func() reply {
+		{"POST under a POST-only rule", func() reply { return e.postInvoice("5105600101", "2026", "mp-1") }, 502},
+		{"POST of another path under a Post rule", func() reply {
 			return e.post(poSrv, "/A_PurchaseOrder", map[string]string{}, "")
 		}, 405},
-		{"Release on another service root", func() reply {
-			return e.post(poSrv, "/Release", nil, "")
+		{"Post on another service root", func() reply {
+			return e.post(poSrv, "/Post", nil, "")
 		}, 504},
 		{"GET matching method and path", func() reply { return e.get(poSrv + "/A_PurchaseOrder('4500018822')") }, 500},
 		{"GET of another path", func() reply { return e.get(poSrv + "/$metadata") }, 200},
@@ -401,10 +401,10 @@ func TestParseFaults(t *testing.T) {
 		{"", nil},
 		{" ; ", nil},
 		{
-			"purchase_order:status=503,p=0.3;supplier_invoice:kind=lost,method=POST,path=Release,count=1;*:kind=hang,delay_ms=5000,schedule=..x",
+			"purchase_order:status=503,p=0.3;supplier_invoice:kind=lost,method=POST,path=Post,count=1;*:kind=hang,delay_ms=5000,schedule=..x",
 			[]sim.FaultRule{
 				{Service: erp.ServicePurchaseOrder, Status: 503, Probability: 0.3},
-				{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultLost, Method: "POST", Path: "Release", Count: 1},
+				{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultLost, Method: "POST", Path: "Post", Count: 1},
 				{Service: sim.AnyService, Kind: sim.FaultHang, DelayMS: 5000, Schedule: "..x"},
 			},
 		},

@@ -276,7 +276,10 @@ func (f filter) match(e obj) bool {
 		case string:
 			want, _ := c.value.(string)
 			if c.substr {
-				ok = strings.Contains(strings.ToLower(got), strings.ToLower(want))
+				// SAP Gateway compares case-sensitively, as the database
+				// does; case-free search is what SearchTerm1, kept in upper
+				// case, is for.
+				ok = strings.Contains(got, want)
 			} else {
 				ok = sameValue(c.field, got, want)
 			}

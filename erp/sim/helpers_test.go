@@ -139,13 +139,24 @@ func (e *env) post(base, rel string, body any, repeatID string) reply {
 	return e.do(http.MethodPost, base+rel, body, h)
 }
 
-func releasePath(id, fy string) string {
-	return "/Release?SupplierInvoice='" + id + "'&FiscalYear='" + fy + "'"
+func postPath(id, fy string) string {
+	return "/Post?SupplierInvoice='" + id + "'&FiscalYear='" + fy + "'"
 }
 
-func (e *env) release(id, fy, repeatID string) reply {
+// postInvoice calls the function import Post for the invoice.
+func (e *env) postInvoice(id, fy, repeatID string) reply {
 	e.t.Helper()
-	return e.post(invSrv, releasePath(id, fy), nil, repeatID)
+	return e.post(invSrv, postPath(id, fy), nil, repeatID)
+}
+
+// releaseBlock calls the function import Release for the invoice.
+func (e *env) releaseBlock(id, fy string, shiftDiscountDays bool, repeatID string) reply {
+	e.t.Helper()
+	shift := "false"
+	if shiftDiscountDays {
+		shift = "true"
+	}
+	return e.post(invSrv, "/Release?SupplierInvoice='"+id+"'&FiscalYear='"+fy+"'&DiscountDaysHaveToBeShifted="+shift, nil, repeatID)
 }
 
 // admin posts JSON to an admin endpoint and wants 200.

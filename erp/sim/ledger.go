@@ -8,7 +8,7 @@ type Ledger struct {
 	Postings []Posting `json:"postings"`
 }
 
-// Posting records one Release that posted an invoice.
+// Posting records one Post that posted an invoice.
 type Posting struct {
 	InvoiceID       string    `json:"invoice_id"`
 	FiscalYear      string    `json:"fiscal_year"`

@@ -55,35 +55,77 @@ func (it poItem) unitPrice() decimal.Decimal {
 	return it.netPrice.DivRound(it.priceUnit, 4)
 }
 
-type receipt struct {
-	year, doc, item string
-	po, poItem      string
-	movement        string
-	cancelled       bool
-	qty             decimal.Decimal
-	unit            string
-	postingDate     time.Time
+// materialDocument is a material document header (A_MaterialDocumentHeader):
+// SAP keeps the document's dates here, not on its items.
+type materialDocument struct {
+	year, doc                 string
+	documentDate, postingDate time.Time
 }
 
+// receipt is a material document item (A_MaterialDocumentItem) of header.
+type receipt struct {
+	header     *materialDocument
+	item       string
+	po, poItem string
+	movement   string
+	cancelled  bool
+	qty        decimal.Decimal
+	unit       string
+}
+
+// supplier is the supplier role of a business partner (A_Supplier). It has
+// no country: that is on the partner's address.
 type supplier struct {
-	id, name, country string
-	postingBlocked    bool
-	deleted           bool
+	id, name       string
+	postingBlocked bool
+	deleted        bool
+}
+
+// businessPartner is an A_BusinessPartner. supplier and customer are the
+// numbers of its roles, "" when it has none. SAP keeps searchTerm1 and
+// searchTerm2 in upper case.
+type businessPartner struct {
+	id                       string
+	customer, supplier       string
+	category                 string // 1 person, 2 organization
+	name1, name2             string
+	searchTerm1, searchTerm2 string
+	addresses                []bpAddress
+}
+
+// fullName is BusinessPartnerFullName: the organization's names joined.
+func (bp *businessPartner) fullName() string {
+	if bp.name2 == "" {
+		return bp.name1
+	}
+	return bp.name1 + " " + bp.name2
+}
+
+// bpAddress is an A_BusinessPartnerAddress of a business partner.
+type bpAddress struct {
+	id                 string
+	validFrom, validTo time.Time
+	street, house      string
+	postalCode, city   string
+	country            string // ISO 3166-1 alpha-2
 }
 
 // state is everything the simulated ERP holds; Server.mu guards it.
 type state struct {
-	invoices  []*invoice
-	orders    []*purchaseOrder
-	receipts  []*receipt
-	suppliers []*supplier
+	invoices     []*invoice
+	orders       []*purchaseOrder
+	materialDocs []*materialDocument
+	receipts     []*receipt
+	suppliers    []*supplier
+	partners     []*businessPartner
 
 	postings []*Posting
 }
 
+// invoice returns the invoice with the key id and fiscalYear, or nil.
 func (st *state) invoice(id, fiscalYear string) *invoice {
 	for _, inv := range st.invoices {
-		if inv.id == id && (fiscalYear == "" || inv.fiscalYear == fiscalYear) {
+		if inv.id == id && inv.fiscalYear == fiscalYear {
 			return inv
 		}
 	}

@@ -3,8 +3,10 @@ package sim
 import (
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -26,7 +28,11 @@ func (s *Server) serveOData(w http.ResponseWriter, r *http.Request) {
 		s.errorResponse(nil, e).write(w)
 		return
 	}
-	fetch := (r.Method == http.MethodGet || r.Method == http.MethodHead) && isServiceRoot(sub)
+	// A read of the service itself, its root (the CSRF fetch) or its
+	// $metadata, is spared by faults that do not include fetches: faults
+	// are for the calls the gateway makes about invoices, not for the
+	// gateway's look at the service when it starts.
+	fetch := (r.Method == http.MethodGet || r.Method == http.MethodHead) && (isServiceRoot(sub) || sub == "$metadata")
 	if rule, ok := s.matchFault(svc.id, r.Method, sub, fetch); ok {
 		s.log.Info("sim: injecting fault", "service", svc.id, "kind", rule.Kind, "method", r.Method, "path", r.URL.Path)
 		if s.injectFault(w, r, svc, sub, rule) {
@@ -124,7 +130,7 @@ func (s *Server) read(r *http.Request, svc *service, sub, base string) response 
 		if len(segs) > 1 {
 			return s.errorResponse(svc, resourceNotFound(segs[1], nil))
 		}
-		return s.list(svc, set, set.rows(s.st), q, expand, base)
+		return s.list(svc, set, set.rows(s.st), q, expand, base, sub)
 	}
 	key, err := parseKey(keyText, set)
 	if err != nil {
@@ -142,7 +148,13 @@ func (s *Server) read(r *http.Request, svc *service, sub, base string) response 
 			if n.name == segs[1] {
 				target := svc.sets[n.target]
 				children := s.children(n, target, row)
-				return s.list(svc, target, children, q, nil, base)
+				if n.single {
+					if len(children) == 0 {
+						return s.errorResponse(svc, resourceNotFound(segs[1], nil))
+					}
+					return jsonResponse(http.StatusOK, map[string]any{"d": s.render(svc, target, children[0], nil, base)})
+				}
+				return s.list(svc, target, children, q, nil, base, sub)
 			}
 		}
 	}
@@ -150,8 +162,10 @@ func (s *Server) read(r *http.Request, svc *service, sub, base string) response 
 }
 
 // list answers a collection read with $filter, $skip, $top and
-// $inlinecount applied.
-func (s *Server) list(svc *service, set *entitySet, rows []obj, q url.Values, expand map[string]bool, base string) response {
+// $inlinecount applied, a page at a time: of a window longer than the page
+// size it answers the page at $skiptoken with a __next link to the next
+// one. sub is the collection's path below the service root.
+func (s *Server) list(svc *service, set *entitySet, rows []obj, q url.Values, expand map[string]bool, base, sub string) response {
 	bad := func(format string, args ...any) response {
 		return s.errorResponse(svc, newError(http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001", fmt.Sprintf(format, args...)))
 	}
@@ -186,6 +200,22 @@ func (s *Server) list(svc *service, set *entitySet, rows []obj, q url.Values, ex
 		}
 		rows = rows[:min(n, len(rows))]
 	}
+	next := ""
+	if size := s.opts.PageSize; size > 0 {
+		offset := 0
+		if v := q.Get("$skiptoken"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return bad("Invalid value '%s' for system query option $skiptoken", v)
+			}
+			offset = n
+		}
+		rows = rows[min(offset, len(rows)):]
+		if len(rows) > size {
+			rows = rows[:size]
+			next = nextLink(base+escapePath(sub), q, offset+size)
+		}
+	}
 	out := make([]obj, 0, len(rows))
 	for _, row := range rows {
 		out = append(out, s.render(svc, set, row, expand, base))
@@ -199,7 +229,51 @@ func (s *Server) list(svc *service, set *entitySet, rows []obj, q url.Values, ex
 		return bad("Invalid value '%s' for system query option $inlinecount", v)
 	}
 	d = append(d, field{"results", out})
+	if next != "" {
+		d = append(d, field{"__next", next})
+	}
 	return jsonResponse(http.StatusOK, map[string]any{"d": d})
+}
+
+// escapePath percent-encodes a resource path as SAP writes it in links:
+// key predicates keep their quotes, parentheses, commas and equals signs.
+func escapePath(p string) string {
+	const keep = "/'(),=;:@!$*+&-._~"
+	var b strings.Builder
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte(keep, c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		fmt.Fprintf(&b, "%%%02X", c)
+	}
+	return b.String()
+}
+
+// nextLink is the absolute URL of the page of the collection at self that
+// starts at skiptoken: the request's query options, sorted, with the new
+// $skiptoken last.
+func nextLink(self string, q url.Values, skiptoken int) string {
+	esc := func(v string) string {
+		return strings.ReplaceAll(strings.ReplaceAll(url.QueryEscape(v), "+", "%20"), "%24", "$")
+	}
+	var b strings.Builder
+	b.WriteString(self)
+	sep := byte('?')
+	for _, k := range slices.Sorted(maps.Keys(q)) {
+		if k == "$skiptoken" {
+			continue
+		}
+		for _, v := range q[k] {
+			b.WriteByte(sep)
+			b.WriteString(esc(k) + "=" + esc(v))
+			sep = '&'
+		}
+	}
+	b.WriteByte(sep)
+	b.WriteString("$skiptoken=" + strconv.Itoa(skiptoken))
+	return b.String()
 }
 
 // render adds __metadata and the navigation properties, expanded or
@@ -215,8 +289,19 @@ func (s *Server) render(svc *service, set *entitySet, row obj, expand map[string
 			continue
 		}
 		target := svc.sets[n.target]
+		children := s.children(n, target, row)
+		if n.single {
+			// OData v2 expands a to-one navigation as the entity itself,
+			// or null when there is none.
+			var one any
+			if len(children) > 0 {
+				one = s.render(svc, target, children[0], nil, base)
+			}
+			out = append(out, field{n.name, one})
+			continue
+		}
 		var kids results
-		for _, c := range s.children(n, target, row) {
+		for _, c := range children {
 			kids = append(kids, s.render(svc, target, c, nil, base))
 		}
 		out = append(out, field{n.name, kids})
@@ -224,8 +309,15 @@ func (s *Server) render(svc *service, set *entitySet, row obj, expand map[string
 	return out
 }
 
-// children returns the rows of target that belong to parent.
+// children returns the rows of target that belong to parent; none when a
+// join property of the parent is empty, as the supplier of a business
+// partner without the supplier role.
 func (s *Server) children(n nav, target *entitySet, parent obj) []obj {
+	for _, j := range n.join {
+		if parent.str(j) == "" {
+			return nil
+		}
+	}
 	var out []obj
 	for _, c := range target.rows(s.st) {
 		ok := true

@@ -47,7 +47,16 @@ type Options struct {
 	// Logger receives a line per request and per injected fault. Nil means
 	// no logging.
 	Logger *slog.Logger
+	// PageSize is the server-side page size of collection reads: a longer
+	// answer holds the first PageSize entries and a __next link to the rest
+	// ($skiptoken), as SAP's gateway pages. Zero means DefaultPageSize; a
+	// negative value turns paging off.
+	PageSize int
 }
+
+// DefaultPageSize is the page size of collection reads when Options leaves
+// PageSize zero.
+const DefaultPageSize = 50
 
 // withDefaults fills in zero fields and checks the rest.
 func (o Options) withDefaults() (Options, error) {
@@ -73,6 +82,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.PageSize == 0 {
+		o.PageSize = DefaultPageSize
 	}
 	return o, nil
 }

@@ -95,15 +95,16 @@ func TestGoldenMasterData(t *testing.T) {
 		t.Errorf("navigation items: got %v", got)
 	}
 
+	// A_Supplier has no Country: that is on the business partner's address.
 	suppliers := map[string][]any{
-		"100042": {"Acme Industrial Supplies GmbH", "DE", false},
-		"100043": {"Nordwind Logistik AG", "DE", false},
-		"100044": {"Acme Office Furniture Ltd", "GB", false},
-		"100050": {"Baltic Trading OÜ", "EE", true},
+		"100042": {"Acme Industrial Supplies GmbH", false, nil},
+		"100043": {"Nordwind Logistik AG", false, nil},
+		"100044": {"Acme Office Furniture Ltd", false, nil},
+		"100050": {"Baltic Trading OÜ", true, nil},
 	}
 	for id, want := range suppliers {
 		s := entity(t, e.get(bpSrv+"/A_Supplier('"+id+"')"))
-		if got := []any{s["SupplierName"], s["Country"], s["PostingIsBlocked"]}; !reflect.DeepEqual(got, want) {
+		if got := []any{s["SupplierName"], s["PostingIsBlocked"], s["Country"]}; !reflect.DeepEqual(got, want) {
 			t.Errorf("supplier %s: got %v, want %v", id, got, want)
 		}
 	}
@@ -112,7 +113,8 @@ func TestGoldenMasterData(t *testing.T) {
 		t.Errorf("material document items: got %d, want 7", len(receipts))
 	}
 	gr := entity(t, e.get(mdSrv+"/A_MaterialDocumentItem(MaterialDocumentYear='2026',MaterialDocument='4900000101',MaterialDocumentItem='1')"))
-	if gr["PurchaseOrder"] != "4500018822" || gr["QuantityInEntryUnit"] != "10.000" || !strings.HasPrefix(gr["PostingDate"].(string), "/Date(") {
+	// A_MaterialDocumentItem has no PostingDate: that is on the header.
+	if _, dated := gr["PostingDate"]; gr["PurchaseOrder"] != "4500018822" || gr["QuantityInEntryUnit"] != "10.000" || dated {
 		t.Errorf("receipt 4900000101: got %v", gr)
 	}
 }
@@ -132,11 +134,12 @@ func TestFilters(t *testing.T) {
 		{"item compared as number", mdSrv + "/A_MaterialDocumentItem" + q("$filter", grFilter("4500018822", "00010")), "MaterialDocument", []string{"4900000101"}},
 		{"cancelled receipt filtered out", mdSrv + "/A_MaterialDocumentItem" + q("$filter", grFilter("4500018822", "20")), "MaterialDocument", []string{}},
 		{"cancelled receipt", mdSrv + "/A_MaterialDocumentItem" + q("$filter", "PurchaseOrder eq '4500018822' and GoodsMovementIsCancelled eq true"), "MaterialDocument", []string{"4900000107"}},
-		{"substringof ignores case", bpSrv + "/A_Supplier" + q("$filter", "substringof('ACME',SupplierName) eq true", "$top", "10"), "Supplier", []string{"100042", "100044"}},
-		{"substringof with top", bpSrv + "/A_Supplier" + q("$filter", "substringof('acme',SupplierName) eq true", "$top", "1"), "Supplier", []string{"100042"}},
-		{"substringof eq false", bpSrv + "/A_Supplier" + q("$filter", "substringof('acme',SupplierName) eq false"), "Supplier", []string{"100043", "100050"}},
+		{"substringof", bpSrv + "/A_Supplier" + q("$filter", "substringof('Acme',SupplierName) eq true", "$top", "10"), "Supplier", []string{"100042", "100044"}},
+		{"substringof is case-sensitive", bpSrv + "/A_Supplier" + q("$filter", "substringof('ACME',SupplierName) eq true"), "Supplier", []string{}},
+		{"substringof with top", bpSrv + "/A_Supplier" + q("$filter", "substringof('Acme',SupplierName) eq true", "$top", "1"), "Supplier", []string{"100042"}},
+		{"substringof eq false", bpSrv + "/A_Supplier" + q("$filter", "substringof('Acme',SupplierName) eq false"), "Supplier", []string{"100043", "100050"}},
 		{"boolean", bpSrv + "/A_Supplier" + q("$filter", "PostingIsBlocked eq true"), "Supplier", []string{"100050"}},
-		{"parentheses and select", bpSrv + "/A_Supplier" + q("$filter", "(Country eq 'DE') and PostingIsBlocked eq false", "$select", "Supplier"), "Supplier", []string{"100042", "100043"}},
+		{"parentheses and select", bpSrv + "/A_Supplier" + q("$filter", "(DeletionIndicator eq false) and PostingIsBlocked eq false", "$select", "Supplier"), "Supplier", []string{"100042", "100043", "100044"}},
 		{"quote in literal", bpSrv + "/A_Supplier" + q("$filter", "SupplierName eq 'O''Brien'"), "Supplier", []string{}},
 		{"item set", poSrv + "/A_PurchaseOrderItem" + q("$filter", "PurchaseOrder eq '4500018822' and PurchaseOrderItem eq '020'"), "PurchaseOrderItemText", []string{"Hex nuts M8"}},
 	}

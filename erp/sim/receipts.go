@@ -59,15 +59,14 @@ func (s *Server) postGoodsReceipt(poID, item string, qty decimal.Decimal) (Goods
 		return GoodsReceipt{}, fmt.Errorf("%w: %s %s", ErrNoPOItem, poID, item)
 	}
 	now := s.opts.Now().UTC()
-	r := &receipt{
-		year: strconv.Itoa(now.Year()), doc: s.st.nextMaterialDocument(), item: "1",
-		po: po.id, poItem: it.item, movement: "101", qty: qty, unit: it.unit,
-		postingDate: day(now.Year(), now.Month(), now.Day()),
-	}
+	today := day(now.Year(), now.Month(), now.Day())
+	h := &materialDocument{year: strconv.Itoa(now.Year()), doc: s.st.nextMaterialDocument(), documentDate: today, postingDate: today}
+	r := &receipt{header: h, item: "1", po: po.id, poItem: it.item, movement: "101", qty: qty, unit: it.unit}
+	s.st.materialDocs = append(s.st.materialDocs, h)
 	s.st.receipts = append(s.st.receipts, r)
 	return GoodsReceipt{
-		MaterialDocument: r.doc, Year: r.year, Item: r.item, POID: r.po, POItem: r.poItem,
-		MovementType: r.movement, Cancelled: r.cancelled, Quantity: r.qty, Unit: r.unit, PostingDate: r.postingDate,
+		MaterialDocument: h.doc, Year: h.year, Item: r.item, POID: r.po, POItem: r.poItem,
+		MovementType: r.movement, Cancelled: r.cancelled, Quantity: r.qty, Unit: r.unit, PostingDate: h.postingDate,
 	}, nil
 }
 
@@ -75,12 +74,26 @@ func (s *Server) postGoodsReceipt(poID, item string, qty decimal.Decimal) (Goods
 // use, so new receipts never collide with the golden set's.
 func (st *state) nextMaterialDocument() string {
 	next := int64(4900000001)
-	for _, r := range st.receipts {
-		if n, err := strconv.ParseInt(r.doc, 10, 64); err == nil && n >= next {
+	for _, h := range st.materialDocs {
+		if n, err := strconv.ParseInt(h.doc, 10, 64); err == nil && n >= next {
 			next = n + 1
 		}
 	}
 	return strconv.FormatInt(next, 10)
+}
+
+// materialDocumentRow renders an A_MaterialDocumentHeader. Every material
+// document the simulator holds is a goods receipt for a purchase order:
+// transaction type WE, goods movement code 01.
+func materialDocumentRow(h *materialDocument) obj {
+	return obj{
+		{"MaterialDocumentYear", h.year},
+		{"MaterialDocument", h.doc},
+		{"InventoryTransactionType", "WE"},
+		{"DocumentDate", wireDate(h.documentDate)},
+		{"PostingDate", wireDate(h.postingDate)},
+		{"GoodsMovementCode", "01"},
+	}
 }
 
 // adminGoodsReceipt is POST /sim/admin/goods-receipts

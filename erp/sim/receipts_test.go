@@ -20,7 +20,8 @@ func wireDate(t time.Time) string { return fmt.Sprintf("/Date(%d)/", t.UnixMilli
 func TestAdminGoodsReceipt(t *testing.T) {
 	e := newEnv(t, sim.Options{})
 	grPath := mdSrv + "/A_MaterialDocumentItem" + q("$filter",
-		"PurchaseOrder eq '4500018822' and PurchaseOrderItem eq '20' and GoodsMovementType eq '101' and GoodsMovementIsCancelled eq false")
+		"PurchaseOrder eq '4500018822' and PurchaseOrderItem eq '20' and GoodsMovementType eq '101' and GoodsMovementIsCancelled eq false",
+		"$expand", "to_MaterialDocumentHeader")
 	if rows := list(t, e.get(grPath)); len(rows) != 0 {
 		t.Fatalf("receipts before: got %v, want none", rows)
 	}
@@ -42,7 +43,7 @@ func TestAdminGoodsReceipt(t *testing.T) {
 	}
 	rows := list(t, e.get(grPath))
 	if len(rows) != 1 || rows[0]["MaterialDocument"] != "4900000108" || rows[0]["QuantityInEntryUnit"] != "5.000" ||
-		rows[0]["PostingDate"] != wireDate(time.Date(2026, time.November, 29, 0, 0, 0, 0, time.UTC)) {
+		rows[0]["to_MaterialDocumentHeader"].(map[string]any)["PostingDate"] != wireDate(time.Date(2026, time.November, 29, 0, 0, 0, 0, time.UTC)) {
 		t.Errorf("receipts after: got %v", rows)
 	}
 

@@ -3,160 +3,92 @@ package sim_test
 import (
 	"encoding/json"
 	"net/http"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/erpgate/erpgate/erp/sim"
 )
 
-func TestReleaseCheckOrder(t *testing.T) {
-	tests := []struct {
-		id, fy  string
-		status  int
-		code    string // error code; "" on success
-		block   string
-		warning string
-	}{
-		{id: "5105600101", fy: "2026", status: 200},
-		{id: "5105600102", fy: "2026", status: 200, block: "R", warning: "M8/082"},
-		{id: "5105600100", fy: "2026", status: 400, code: "M8/255"},
-		{id: "5105600107", fy: "2026", status: 400, code: "M8/108"},
-		{id: "5105600109", fy: "2025", status: 400, code: "F5/201"},
-		{id: "5105600106", fy: "2026", status: 400, code: "06/020"},
-		{id: "5105600105", fy: "2026", status: 400, code: "M8/081"},
-		{id: "5105600103", fy: "2026", status: 400, code: "06/019"},
-		{id: "5105600104", fy: "2026", status: 400, code: "06/025"},
-		{id: "5105600108", fy: "2026", status: 200},
-		{id: "5105600199", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
-		{id: "5105600109", fy: "2026", status: 404, code: "/IWBEP/CM_MGW_RT/020"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.id+"/"+tt.fy, func(t *testing.T) {
-			e := newEnv(t, sim.Options{})
-			r := e.release(tt.id, tt.fy, "")
-			if tt.code != "" {
-				wantError(t, r, tt.status, tt.code)
-				if n := len(e.sim.Ledger().Postings); n != 0 {
-					t.Errorf("postings after error: got %d, want 0", n)
-				}
-				return
-			}
-			if r.status != tt.status {
-				t.Fatalf("status: got %d, want %d: %s", r.status, tt.status, r.body)
-			}
-			rel := entity(t, r)["Release"].(map[string]any)
-			if rel["SupplierInvoiceStatus"] != "5" || rel["PaymentBlockingReason"] != tt.block || rel["SupplierInvoice"] != tt.id {
-				t.Errorf("release: got %v, want status 5 block %q", rel, tt.block)
-			}
-			var msg struct{ Code, Message, Severity, Target string }
-			if h := r.header.Get("sap-message"); h != "" {
-				if err := json.Unmarshal([]byte(h), &msg); err != nil {
-					t.Fatalf("sap-message %q: %v", h, err)
-				}
-			}
-			if msg.Code != tt.warning || (tt.warning != "" && (msg.Severity != "warning" || msg.Message == "")) {
-				t.Errorf("sap-message: got %+v, want code %q severity warning", msg, tt.warning)
-			}
-			inv := entity(t, e.get(invSrv+"/A_SupplierInvoice(SupplierInvoice='"+tt.id+"',FiscalYear='"+tt.fy+"')"))
-			if inv["SupplierInvoiceStatus"] != "5" || inv["PaymentBlockingReason"] != tt.block {
-				t.Errorf("invoice after release: got status %v block %v", inv["SupplierInvoiceStatus"], inv["PaymentBlockingReason"])
-			}
-			l := e.sim.Ledger().Postings
-			if len(l) != 1 || l[0].InvoiceID != tt.id || !l[0].PostedAt.Equal(clock) {
-				t.Errorf("postings: got %+v, want one for %s at %v", l, tt.id, clock)
-			}
-			wantError(t, e.release(tt.id, tt.fy, ""), http.StatusBadRequest, "M8/255")
-		})
-	}
-}
-
-// TestReleaseSAPMessages: a Release that cannot post answers with SAP's
-// own message, in every envelope form, as the code and as the detail, with
-// a text that names the document.
-func TestReleaseSAPMessages(t *testing.T) {
-	tests := []struct {
-		name, id, code, message string
-	}{
-		{"already posted", "5105600100", "M8/255", "Document 5105600100 2026 has already been posted"},
-		{"vendor unknown", "5105600104", "06/025", "Vendor 100999 not created (please check your input)"},
-	}
-	for _, form := range []string{sim.EnvelopeV2, sim.EnvelopeV2Detail, sim.EnvelopeV4} {
-		for _, tt := range tests {
-			t.Run(form+"/"+tt.name, func(t *testing.T) {
-				e := newEnv(t, sim.Options{Envelope: form})
-				r := e.release(tt.id, "2026", "")
-				if r.status != http.StatusBadRequest {
-					t.Fatalf("status: got %d, want 400: %s", r.status, r.body)
-				}
-				got := decodeError(t, r)
-				if got.code != tt.code || !slices.Contains(got.details, tt.code+":error") {
-					t.Errorf("codes: got %q details %q, want %q with detail %s:error", got.code, got.details, tt.code, tt.code)
-				}
-				if got.message != tt.message {
-					t.Errorf("message: got %q, want %q", got.message, tt.message)
-				}
-				if strings.Contains(string(r.body), "ZERPGATE") {
-					t.Errorf("answer names a made-up message class: %s", r.body)
-				}
-			})
-		}
-	}
-	// A second Release of an invoice posted by the first is M8/255.
+// TestReleaseLiftsPaymentBlock: Release releases a posted invoice blocked
+// for payment and answers with ReleaseInvoiceExportParameters; it posts
+// nothing. An invoice without a block, parked or posted, is M8/382.
+func TestReleaseLiftsPaymentBlock(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	if r := e.release("5105600101", "2026", ""); r.status != http.StatusOK {
-		t.Fatalf("first release: got %d: %s", r.status, r.body)
-	}
-	got := wantError(t, e.release("5105600101", "2026", ""), http.StatusBadRequest, "M8/255")
-	if got.message != "Document 5105600101 2026 has already been posted" {
+	// Parked: nothing is blocked for payment yet.
+	got := wantError(t, e.releaseBlock("5105600102", "2026", false, ""), http.StatusBadRequest, "M8/382")
+	if got.message != "Invoice 5105600102 2026 is not blocked for payment" {
 		t.Errorf("message: got %q", got.message)
 	}
+	if r := e.postInvoice("5105600102", "2026", ""); r.status != http.StatusOK {
+		t.Fatalf("post: got %d: %s", r.status, r.body)
+	}
+	invoice := invSrv + "/A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')"
+	if b := entity(t, e.get(invoice))["PaymentBlockingReason"]; b != "R" {
+		t.Fatalf("block after post: got %v, want R", b)
+	}
+
+	r := e.releaseBlock("5105600102", "2026", true, "rel-102")
+	if r.status != http.StatusOK {
+		t.Fatalf("release: got %d: %s", r.status, r.body)
+	}
+	var v struct {
+		D map[string]map[string]json.RawMessage `json:"d"`
+	}
+	if err := json.Unmarshal(r.body, &v); err != nil {
+		t.Fatalf("release answer: %v: %s", err, r.body)
+	}
+	res := v.D["Release"]
+	if len(v.D) != 1 || string(res["Success"]) != "true" || len(res) != 2 ||
+		metadataType(res["__metadata"]) != "API_SUPPLIERINVOICE_PROCESS_SRV.ReleaseInvoiceExportParameters" {
+		t.Errorf(`release answer: got %s, want {"d":{"Release":{"__metadata":{...ReleaseInvoiceExportParameters},"Success":true}}}`, r.body)
+	}
+	inv := entity(t, e.get(invoice))
+	if inv["PaymentBlockingReason"] != "" || inv["SupplierInvoiceStatus"] != "5" {
+		t.Errorf("invoice after release: got status %v block %v, want 5 and no block", inv["SupplierInvoiceStatus"], inv["PaymentBlockingReason"])
+	}
+	if l := e.sim.Ledger().Postings; len(l) != 1 || l[0].PaymentBlock != "R" {
+		t.Errorf("ledger: got %+v, want the one posting, blocked R when posted", l)
+	}
+	// The same repeatability id replays the answer; another call finds
+	// nothing blocked.
+	if again := e.releaseBlock("5105600102", "2026", true, "rel-102"); again.status != http.StatusOK || string(again.body) != string(r.body) {
+		t.Errorf("replay: got %d %s, want %s", again.status, again.body, r.body)
+	}
+	wantError(t, e.releaseBlock("5105600102", "2026", false, ""), http.StatusBadRequest, "M8/382")
+	wantError(t, e.releaseBlock("5105600100", "2026", false, ""), http.StatusBadRequest, "M8/382")
+	wantError(t, e.releaseBlock("5105600199", "2026", false, ""), http.StatusNotFound, "/IWBEP/CM_MGW_RT/020")
 }
 
-func TestReleaseOpenPeriodOption(t *testing.T) {
-	e := newEnv(t, sim.Options{ClosedBefore: time.Date(2025, time.December, 1, 0, 0, 0, 0, time.UTC)})
-	if r := e.release("5105600109", "2025", ""); r.status != http.StatusOK {
-		t.Fatalf("release with December 2025 open: got %d, want 200: %s", r.status, r.body)
-	}
-	e = newEnv(t, sim.Options{ClosedBefore: time.Date(2027, time.January, 1, 0, 0, 0, 0, time.UTC)})
-	got := wantError(t, e.release("5105600101", "2026", ""), http.StatusBadRequest, "F5/201")
-	if got.message != "Posting period 011 2026 is not open" {
-		t.Errorf("message: got %q", got.message)
-	}
-}
-
+// TestReleaseParameters: Release requires all three parameters SAP
+// declares, DiscountDaysHaveToBeShifted as an Edm.Boolean literal.
 func TestReleaseParameters(t *testing.T) {
 	e := newEnv(t, sim.Options{})
-	for _, rel := range []string{"/Release", "/Release?SupplierInvoice='5105600101'", "/Release?SupplierInvoice='5105600101&FiscalYear='2026'"} {
-		wantError(t, e.post(invSrv, rel, nil, ""), http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001")
+	if r := e.postInvoice("5105600102", "2026", ""); r.status != http.StatusOK {
+		t.Fatalf("post: got %d: %s", r.status, r.body)
 	}
-	wantError(t, e.post(invSrv, "/A_SupplierInvoice", map[string]string{}, ""), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
-	wantError(t, e.do(http.MethodDelete, invSrv+"/A_SupplierInvoice(SupplierInvoice='5105600101',FiscalYear='2026')", nil, map[string]string{"X-CSRF-Token": e.token(invSrv)}), http.StatusMethodNotAllowed, "/IWBEP/CM_MGW_RT/003")
+	for _, rel := range []string{
+		"/Release",
+		"/Release?SupplierInvoice='5105600102'&FiscalYear='2026'",
+		"/Release?SupplierInvoice='5105600102'&DiscountDaysHaveToBeShifted=false",
+		"/Release?FiscalYear='2026'&DiscountDaysHaveToBeShifted=false",
+		"/Release?SupplierInvoice='5105600102'&FiscalYear='2026'&DiscountDaysHaveToBeShifted='false'",
+		"/Release?SupplierInvoice='5105600102'&FiscalYear='2026'&DiscountDaysHaveToBeShifted=X",
+		"/Release?SupplierInvoice='5105600102'&FiscalYear='2026'&DiscountDaysHaveToBeShifted=1",
+		"/Release?SupplierInvoice='5105600102'&FiscalYear='2026'&DiscountDaysHaveToBeShifted=",
+		"/Release?SupplierInvoice=5105600102&FiscalYear='2026'&DiscountDaysHaveToBeShifted=false",
+	} {
+		t.Run(rel, func(t *testing.T) {
+			wantError(t, e.post(invSrv, rel, nil, ""), http.StatusBadRequest, "/IWBEP/CM_MGW_RT/001")
+		})
+	}
+	invoice := invSrv + "/A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')"
+	if b := entity(t, e.get(invoice))["PaymentBlockingReason"]; b != "R" {
+		t.Errorf("block after refused releases: got %v, want R", b)
+	}
 }
 
-func TestRepeatability(t *testing.T) {
-	e := newEnv(t, sim.Options{})
-	first := e.release("5105600102", "2026", "rel-102")
-	again := e.release("5105600102", "2026", "rel-102")
-	if first.status != http.StatusOK || again.status != first.status || string(again.body) != string(first.body) {
-		t.Fatalf("replay: got %d %s, want %d %s", again.status, again.body, first.status, first.body)
-	}
-	if got, want := again.header.Get("sap-message"), first.header.Get("sap-message"); got == "" || got != want {
-		t.Errorf("replayed sap-message: got %q, want %q", got, want)
-	}
-	if n := len(e.sim.Ledger().Postings); n != 1 {
-		t.Errorf("postings: got %d, want 1", n)
-	}
-	if p := e.sim.Ledger().Postings[0]; p.RepeatabilityID != "rel-102" {
-		t.Errorf("repeatability id: got %q", p.RepeatabilityID)
-	}
-	wantError(t, e.release("5105600102", "2026", "rel-102-b"), http.StatusBadRequest, "M8/255")
-
-	errFirst := e.release("5105600107", "2026", "rel-107")
-	errAgain := e.release("5105600107", "2026", "rel-107")
-	wantError(t, errAgain, http.StatusBadRequest, "M8/108")
-	if string(errAgain.body) != string(errFirst.body) {
-		t.Errorf("replayed error differs: got %s, want %s", errAgain.body, errFirst.body)
-	}
+// metadataType is the type named in a __metadata object, or "".
+func metadataType(raw json.RawMessage) string {
+	var v struct{ Type string }
+	_ = json.Unmarshal(raw, &v)
+	return v.Type
 }

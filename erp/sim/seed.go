@@ -8,16 +8,12 @@ import (
 
 func dec(s string) decimal.Decimal { return decimal.RequireFromString(s) }
 
-// seed returns the golden set: suppliers, purchase orders, goods receipts
-// and supplier invoices in company code 1010, currency EUR.
+// seed returns the golden set: business partners with their supplier
+// roles, purchase orders, goods receipts and supplier invoices in company
+// code 1010, currency EUR.
 func seed() *state {
 	st := &state{}
-	st.suppliers = []*supplier{
-		{id: "100042", name: "Acme Industrial Supplies GmbH", country: "DE"},
-		{id: "100043", name: "Nordwind Logistik AG", country: "DE"},
-		{id: "100044", name: "Acme Office Furniture Ltd", country: "GB"},
-		{id: "100050", name: "Baltic Trading OÜ", country: "EE", postingBlocked: true},
-	}
+	st.partners, st.suppliers = partners()
 
 	item := func(no, material, text, qty, price string) poItem {
 		return poItem{item: no, material: material, text: text, qty: dec(qty), unit: "EA",
@@ -44,9 +40,12 @@ func seed() *state {
 		order("4500018860", "100043", item("10", "", "Freight Hamburg-Munich", "10", "119.00")),
 	}
 
+	// Each goods receipt is a material document of one item; its dates are
+	// on the header.
 	gr := func(doc, po, poItem, qty string, posted time.Time) *receipt {
-		return &receipt{year: "2026", doc: doc, item: "1", po: po, poItem: poItem, movement: "101",
-			qty: dec(qty), unit: "EA", postingDate: posted}
+		h := &materialDocument{year: "2026", doc: doc, documentDate: posted, postingDate: posted}
+		st.materialDocs = append(st.materialDocs, h)
+		return &receipt{header: h, item: "1", po: po, poItem: poItem, movement: "101", qty: dec(qty), unit: "EA"}
 	}
 	cancelledGR := gr("4900000107", "4500018822", "20", "5", day(2026, 11, 19))
 	cancelledGR.cancelled = true
@@ -82,4 +81,44 @@ func seed() *state {
 		lastYear,
 	}
 	return st
+}
+
+// partners returns the golden set's business partners and the supplier
+// roles among them. As on SAP, the name is kept as entered and search term
+// 1 in upper case; the country is on the address. Partner and supplier
+// numbers are alike except for Baltic Trading, whose partner number differs
+// as it does on systems that number the two apart. Acme Retail Stores is a
+// customer only: it shares the search term ACME but is no supplier.
+func partners() ([]*businessPartner, []*supplier) {
+	validFrom := day(2020, 1, 1)
+	addr := func(id, street, house, postalCode, city, country string) bpAddress {
+		return bpAddress{id: id, validFrom: validFrom, validTo: openEnd, street: street, house: house,
+			postalCode: postalCode, city: city, country: country}
+	}
+	// Nordwind moved from Vienna to Hamburg: the old address is no longer
+	// valid and comes first, as the lower address number.
+	vienna := addr("23099", "Handelskai", "94", "1200", "Wien", "AT")
+	vienna.validFrom, vienna.validTo = day(2015, 3, 1), time.Date(2023, time.December, 31, 23, 59, 59, 0, time.UTC)
+	hamburg := addr("23100", "Am Sandtorkai", "50", "20457", "Hamburg", "DE")
+	hamburg.validFrom = day(2024, 1, 1)
+
+	bps := []*businessPartner{
+		{id: "100042", supplier: "100042", category: "2", name1: "Acme Industrial Supplies GmbH", searchTerm1: "ACME", searchTerm2: "MUENCHEN",
+			addresses: []bpAddress{addr("23001", "Industriestraße", "12", "80939", "München", "DE")}},
+		{id: "100043", supplier: "100043", category: "2", name1: "Nordwind Logistik AG", searchTerm1: "NORDWIND", searchTerm2: "HAMBURG",
+			addresses: []bpAddress{vienna, hamburg}},
+		{id: "100044", supplier: "100044", category: "2", name1: "Acme Office Furniture Ltd", searchTerm1: "ACME", searchTerm2: "LONDON",
+			addresses: []bpAddress{addr("23002", "Old Street", "21", "EC1V 9HL", "London", "GB")}},
+		{id: "1000050", supplier: "100050", category: "2", name1: "Baltic Trading OÜ", searchTerm1: "BALTIC", searchTerm2: "TALLINN",
+			addresses: []bpAddress{addr("23003", "Narva mnt", "5", "10117", "Tallinn", "EE")}},
+		{id: "100070", customer: "100070", category: "2", name1: "Acme Retail Stores", searchTerm1: "ACME", searchTerm2: "BERLIN",
+			addresses: []bpAddress{addr("23004", "Friedrichstraße", "101", "10117", "Berlin", "DE")}},
+	}
+	sups := []*supplier{
+		{id: "100042", name: "Acme Industrial Supplies GmbH"},
+		{id: "100043", name: "Nordwind Logistik AG"},
+		{id: "100044", name: "Acme Office Furniture Ltd"},
+		{id: "100050", name: "Baltic Trading OÜ", postingBlocked: true},
+	}
+	return bps, sups
 }

@@ -34,11 +34,13 @@ type entitySet struct {
 }
 
 // nav is a navigation property to the entities of target whose join
-// properties equal the parent's.
+// properties equal the parent's. single is a navigation of multiplicity 1
+// or 0..1: expanded, it is the entity itself or null, not a results list.
 type nav struct {
 	name   string
 	target string
 	join   []string
+	single bool
 }
 
 // functionImport is an OData v2 function import; every one the simulator has
@@ -104,6 +106,7 @@ func services() map[string]*service {
 			},
 		},
 	)
+	invoices.functions["Post"] = (*Server).post
 	invoices.functions["Release"] = (*Server).release
 
 	orders := newService("API_PURCHASEORDER_PROCESS_SRV", erp.ServicePurchaseOrder, "MM-PUR-PO",
@@ -141,9 +144,24 @@ func services() map[string]*service {
 
 	materials := newService("API_MATERIAL_DOCUMENT_SRV", erp.ServiceMaterialDocument, "MM-IM-GF",
 		&entitySet{
+			name: "A_MaterialDocumentHeader", typ: "A_MaterialDocumentHeaderType",
+			keys:     []string{"MaterialDocumentYear", "MaterialDocument"},
+			navs:     []nav{{name: "to_MaterialDocumentItem", target: "A_MaterialDocumentItem", join: []string{"MaterialDocumentYear", "MaterialDocument"}}},
+			template: materialDocumentRow(&materialDocument{}),
+			rows: func(st *state) []obj {
+				out := make([]obj, 0, len(st.materialDocs))
+				for _, h := range st.materialDocs {
+					out = append(out, materialDocumentRow(h))
+				}
+				return out
+			},
+		},
+		&entitySet{
 			name: "A_MaterialDocumentItem", typ: "A_MaterialDocumentItemType",
-			keys:     []string{"MaterialDocumentYear", "MaterialDocument", "MaterialDocumentItem"},
-			template: receiptRow(&receipt{}),
+			keys: []string{"MaterialDocumentYear", "MaterialDocument", "MaterialDocumentItem"},
+			navs: []nav{{name: "to_MaterialDocumentHeader", target: "A_MaterialDocumentHeader",
+				join: []string{"MaterialDocumentYear", "MaterialDocument"}, single: true}},
+			template: receiptRow(&receipt{header: &materialDocument{}}),
 			rows: func(st *state) []obj {
 				out := make([]obj, 0, len(st.receipts))
 				for _, r := range st.receipts {
@@ -155,6 +173,36 @@ func services() map[string]*service {
 	)
 
 	partners := newService("API_BUSINESS_PARTNER", erp.ServiceBusinessPartner, "LO-MD-BP",
+		&entitySet{
+			name: "A_BusinessPartner", typ: "A_BusinessPartnerType",
+			keys: []string{"BusinessPartner"},
+			navs: []nav{
+				{name: "to_BusinessPartnerAddress", target: "A_BusinessPartnerAddress", join: []string{"BusinessPartner"}},
+				{name: "to_Supplier", target: "A_Supplier", join: []string{"Supplier"}, single: true},
+			},
+			template: partnerRow(&businessPartner{}),
+			rows: func(st *state) []obj {
+				out := make([]obj, 0, len(st.partners))
+				for _, bp := range st.partners {
+					out = append(out, partnerRow(bp))
+				}
+				return out
+			},
+		},
+		&entitySet{
+			name: "A_BusinessPartnerAddress", typ: "A_BusinessPartnerAddressType",
+			keys:     []string{"BusinessPartner", "AddressID"},
+			template: partnerAddressRow(&businessPartner{}, bpAddress{}),
+			rows: func(st *state) []obj {
+				var out []obj
+				for _, bp := range st.partners {
+					for _, a := range bp.addresses {
+						out = append(out, partnerAddressRow(bp, a))
+					}
+				}
+				return out
+			},
+		},
 		&entitySet{
 			name: "A_Supplier", typ: "A_SupplierType",
 			keys:     []string{"Supplier"},
