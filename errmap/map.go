@@ -29,6 +29,8 @@ var messageCodes = map[string]Code{
 	"F5/201": PeriodClosed,
 	"M7/053": PeriodClosed,
 	"M8/535": PeriodClosed,
+	"M8/184": InvoiceNotFound,  // the invoice document does not exist
+	"M8/383": ERPConfiguration, // the communication user may not release or post invoices
 }
 
 // warningCodes are SAP warnings on a successful posting that mean the
@@ -271,6 +273,12 @@ func notFoundByService(u *erp.UpstreamError) *Error {
 func byMessage(code Code, u *erp.UpstreamError) *Error {
 	k := u.Keys
 	switch code {
+	case InvoiceNotFound:
+		if id := k["invoice_id"]; id != "" {
+			return notFound(&erp.NotFoundError{Entity: erp.EntityInvoice, ID: id})
+		}
+	case ERPConfiguration:
+		return configuration(u)
 	case PONotFound:
 		if k["item"] != "" && k["po_id"] != "" {
 			return notFound(&erp.NotFoundError{Entity: erp.EntityPOItem, ID: k["po_id"], Item: k["item"]})

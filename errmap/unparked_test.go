@@ -22,3 +22,21 @@ func TestMapInvoiceNotParked(t *testing.T) {
 		}
 	}
 }
+
+func TestMapPostMessages(t *testing.T) {
+	for _, c := range []struct {
+		id   string
+		want errmap.Code
+		next errmap.NextAction
+	}{
+		{"M8/184", errmap.InvoiceNotFound, errmap.FixInputAndRetry},
+		{"M8/383", errmap.ERPConfiguration, errmap.StopAndEscalate},
+	} {
+		u := &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Operation: "post invoice", Write: true, Status: 400,
+			MessageIDs: []string{c.id}, Keys: map[string]string{"invoice_id": "5105600101"}}
+		e := errmap.Map(u)
+		if e.Code != c.want || e.NextAction != c.next || e.Details["invoice_id"] != "5105600101" {
+			t.Errorf("%s: %s %s %v; want %s %s with the invoice id", c.id, e.Code, e.NextAction, e.Details, c.want, c.next)
+		}
+	}
+}
