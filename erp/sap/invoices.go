@@ -37,7 +37,15 @@ func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
 	if len(list) == 0 {
 		return erp.Invoice{}, &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id}
 	}
-	return slices.MaxFunc(list, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
+	// An answer about another invoice than the one asked for is the ERP's
+	// fault, never the invoice: taken for it, an approval or a posting
+	// would go to the wrong document.
+	other := list[0].ID
+	asked := slices.DeleteFunc(list, func(inv erp.Invoice) bool { return inv.ID != id })
+	if len(asked) == 0 {
+		return erp.Invoice{}, r.malformed(http.StatusOK, fmt.Errorf("the answer is about invoice %q, not %q", other, id))
+	}
+	return slices.MaxFunc(asked, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
 }
 
 // InvoicesBySupplierRef returns the invoices the supplier sent under its own
