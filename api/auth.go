@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -69,8 +70,7 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 		}
 	}
 	if found == nil || key == "" {
-		return nil, errmap.New(errmap.Unauthenticated,
-			"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil)
+		return nil, refusal.Unauthenticated{}
 	}
 	return found, nil
 }
@@ -92,8 +92,9 @@ func (s *Server) ops(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.identify(r); err != nil {
-			traceFrom(r.Context()).code = string(errmap.Unauthenticated)
-			errmap.Write(w, errmap.Map(err))
+			e := errmap.Map(err)
+			traceFrom(r.Context()).code = string(e.Code)
+			errmap.Write(w, e)
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -105,9 +106,7 @@ func authorize(c *Credential, o operation, scope string) error {
 	if slices.Contains(c.Scopes, scope) {
 		return nil
 	}
-	return errmap.New(errmap.ScopeMissing,
-		fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", o.name, scope),
-		map[string]any{"scope": scope, "operation": o.name})
+	return refusal.ScopeMissing{Scope: scope, Operation: o.name}
 }
 
 // Allows reports whether the credentials in header may call operation: the

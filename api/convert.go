@@ -7,6 +7,7 @@ import (
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/errmap"
 )
 
 // Conversions from domain types to response types.
@@ -72,7 +73,8 @@ func toGoodsReceipts(poID, item string, it erp.POItem, grs []erp.GoodsReceipt) g
 }
 
 func toMatch(m erp.MatchResult) matchResponse {
-	out := matchResponse{InvoiceID: m.InvoiceID, Result: string(m.Status), NextAction: "request_approval",
+	result, next := errmap.Match(m.Status)
+	out := matchResponse{InvoiceID: m.InvoiceID, Result: result, NextAction: string(next),
 		Currency:  m.Currency,
 		Tolerance: matchTolerance{Percent: m.Tolerance.Percent.String(), Absolute: amount(m.Tolerance.Absolute)},
 		Lines:     make([]matchLine, 0, len(m.Lines)), Exceeding: make([]matchVariance, 0, len(m.Exceeding))}
@@ -93,7 +95,7 @@ func toMatch(m erp.MatchResult) matchResponse {
 // outcome names the match's result for metrics: TOLERANCE_EXCEEDED is a
 // named outcome even though it is a success.
 func (m matchResponse) outcome() string {
-	if m.Result == string(erp.ToleranceExceeded) {
+	if m.Result == string(errmap.ToleranceExceeded) {
 		return m.Result
 	}
 	return ""

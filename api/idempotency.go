@@ -2,13 +2,12 @@ package api
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"net/http"
 	"time"
 
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/errmap"
 )
 
 // DefaultKeyLease is how long a call holds its idempotency key in flight
@@ -59,14 +58,10 @@ func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, di
 			return nil, &response{status: c.Response.Status, code: c.Response.Outcome,
 				header: http.Header(c.Response.Header).Clone(), body: c.Response.Body}, nil
 		case records.KeyReused:
-			return nil, nil, errmap.New(errmap.IdempotencyKeyReused,
-				"This idempotency key was used for a call with other arguments. Use a new key for a new call.",
-				map[string]any{})
+			return nil, nil, refusal.KeyReused{}
 		case records.KeyCapReached:
 			wait := int(math.Ceil(s.ttl.Seconds()))
-			return nil, nil, errmap.New(errmap.RateLimited,
-				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse the key of a call you repeat; new keys are accepted as old ones expire.", s.maxPerClient),
-				map[string]any{"reason": "idempotency_key_cap", "retry_after_s": wait})
+			return nil, nil, refusal.RateLimited{Reason: refusal.RateKeysCap, RetryAfter: wait, Cap: s.maxPerClient}
 		}
 		// In flight: wait for the first call's answer.
 		t := time.NewTimer(keyPoll)

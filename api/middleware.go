@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
 )
@@ -57,9 +58,9 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 			}
 			s.log.ErrorContext(r.Context(), "panic", "request_id", RequestIDFromContext(r.Context()),
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			t := traceFrom(r.Context())
-			t.code = string(errmap.Internal)
-			errmap.Write(w, errmap.New(errmap.Internal, "The gateway hit an internal fault. Escalate with the X-Request-Id of this response.", nil))
+			e := errmap.Map(fmt.Errorf("panic: %v", v))
+			traceFrom(r.Context()).code = string(e.Code)
+			errmap.Write(w, e)
 		}()
 		next.ServeHTTP(w, r)
 	})
@@ -132,16 +133,17 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
-	traceFrom(r.Context()).code = string(errmap.InvalidRequest)
-	errmap.Write(w, errmap.Protocol(http.StatusNotFound,
-		"No operation at this path. See /openapi.json for the operations.", nil))
+	e := errmap.Protocol(http.StatusNotFound, "No operation at this path. See /openapi.json for the operations.", nil)
+	traceFrom(r.Context()).code = string(e.Code)
+	errmap.Write(w, e)
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
-	traceFrom(r.Context()).code = string(errmap.InvalidRequest)
+	e := errmap.Protocol(http.StatusMethodNotAllowed,
+		fmt.Sprintf("Method %s is not allowed at this path. See /openapi.json for the operations.", safeMethod(r.Method)), nil)
+	traceFrom(r.Context()).code = string(e.Code)
 	w.Header().Set("Allow", strings.Join(s.allowed(r.URL.Path), ", "))
-	errmap.Write(w, errmap.Protocol(http.StatusMethodNotAllowed,
-		fmt.Sprintf("Method %s is not allowed at this path. See /openapi.json for the operations.", safeMethod(r.Method)), nil))
+	errmap.Write(w, e)
 }
 
 // safeMethod returns the method when it is a plain token, so the message
@@ -172,9 +174,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 		// Without its records the gateway can take no write: out of the
 		// load balancer until the database is back.
 		traceFrom(r.Context()).cause = err
-		errmap.Write(w, errmap.New(errmap.Internal,
-			"The gateway cannot reach its records database, so it takes no write. Escalate.",
-			map[string]any{"reason": "records_unavailable", "engine": s.records.Engine()}))
+		errmap.Write(w, errmap.Map(refusal.StoreUnavailable{Which: refusal.StoreRecords, Engine: s.records.Engine(), Err: err}))
 		return
 	}
 	if s.breakers != nil {

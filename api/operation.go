@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"regexp"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/errmap"
 )
@@ -81,7 +81,7 @@ func (s *Server) serveOp(r *http.Request, o operation, fn opFunc, t *trace) *res
 		if key != "" {
 			c, replay, err := s.idem.claim(r.Context(), client.Name, key, o.name, digest)
 			if err != nil {
-				if e, ok := err.(*errmap.Error); ok && e.Code == errmap.IdempotencyKeyReused {
+				if errors.As(err, new(refusal.KeyReused)) {
 					s.metrics.keyReuse.WithLabelValues(o.name).Inc()
 				}
 				return s.failure(r, err, t)
@@ -187,9 +187,7 @@ func (s *Server) failure(r *http.Request, err error, t *trace) *response {
 func (s *Server) named(r *http.Request, err error, t *trace) *errmap.Error {
 	if errors.Is(err, runs.ErrStore) {
 		t.cause = err
-		return errmap.New(errmap.Internal,
-			"The gateway cannot reach its run-state store, so it cannot enforce the loop limits; nothing was sent to the ERP. Escalate.",
-			map[string]any{"reason": "run_state_unavailable"})
+		return errmap.Map(refusal.StoreUnavailable{Which: refusal.StoreRunState, Err: err})
 	}
 	e := errmap.Map(err)
 	// Only ids of the right form are copied: a call refused before its ids
@@ -292,7 +290,5 @@ func (s *Server) rateLimit(r *http.Request, c *Credential) error {
 	if err != nil || wait < 1 {
 		wait = 1
 	}
-	return errmap.New(errmap.RateLimited,
-		fmt.Sprintf("This client has made more calls than its rate limit allows. Wait %d s, then go on; do not retry at once.", wait),
-		map[string]any{"retry_after_s": wait})
+	return refusal.RateLimited{Reason: refusal.RateCalls, RetryAfter: wait}
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/shopspring/decimal"
+
+	"github.com/erpgate/erpgate/retry"
 )
 
 // Entity names a kind of ERP business object.
@@ -165,8 +167,10 @@ func (e *InvoicePostedError) Error() string {
 	return fmt.Sprintf("invoice %s is already posted", e.InvoiceID)
 }
 
-// Service names an ERP service, the unit of breakers and metrics.
-type Service string
+// Service names an ERP service, the unit of breakers and metrics. It is
+// the retry layer's service name, so the services named here key its
+// breakers and budgets as they are.
+type Service = retry.Service
 
 // The ERP services the gateway calls.
 const (
@@ -193,12 +197,12 @@ type UpstreamError struct {
 	Transient  bool              // a retry might succeed: 429, 502-504, non-JSON 5xx, network failure
 	Timeout    bool              // no answer within the deadline
 	RetryAfter time.Duration     // the ERP's Retry-After hint; 0 when absent
-	Attempts   int               // attempts made, filled in by the retry layer
-	// BreakerOpen says the retry layer refused the call at once because
-	// the service's circuit breaker is open.
-	BreakerOpen bool
-	// Unconfirmed says a write may or may not have been applied: its
-	// answer was lost and no read could settle it. Set by the retry layer.
+	// Attempts is the attempts made, for a failure the adapter reports
+	// without the retry layer (which reports its own on *retry.Error).
+	Attempts int
+	// Unconfirmed says a write may or may not have been applied: the
+	// adapter's read back could not confirm it. The retry layer reports a
+	// lost answer no read could settle on *retry.Error.
 	Unconfirmed bool
 	// Config says the ERP cannot be used as the gateway is configured: the
 	// service is not published at the URL or not activated (a 404 on its

@@ -19,6 +19,7 @@ import (
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/retry"
 )
 
 func TestCatalogueRows(t *testing.T) {
@@ -299,7 +300,6 @@ func TestMapUpstream(t *testing.T) {
 		{"write refused", &erp.UpstreamError{Write: true, Transient: true, Err: dial}, errmap.ERPUnavailable},
 		{"write malformed 200", &erp.UpstreamError{Write: true, Status: 200, Unconfirmed: true}, errmap.ERPOutcomeUnknown},
 		{"write timeout reconciled as not applied", &erp.UpstreamError{Write: true, Timeout: true}, errmap.ERPUnavailable},
-		{"breaker open", &erp.UpstreamError{Transient: true, BreakerOpen: true, RetryAfter: 4 * time.Second}, errmap.ERPUnavailable},
 		{"write 503", &erp.UpstreamError{Write: true, Status: 503, Transient: true}, errmap.ERPUnavailable},
 		{"our bad request", &erp.UpstreamError{Status: 400, MessageIDs: []string{"/IWBEP/CM_MGW_RT/001"}}, errmap.Internal},
 		{"erp auth", &erp.UpstreamError{Status: 401}, errmap.ERPConfiguration},
@@ -317,9 +317,23 @@ func TestMapUpstream(t *testing.T) {
 			}
 		})
 	}
-	e := errmap.Map(&erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 1500 * time.Millisecond, Attempts: 3})
+	e := errmap.Map(&retry.Error{Attempts: 3, Err: &erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 1500 * time.Millisecond}})
 	if e.Details["retry_after_s"] != 2 || e.Details["attempts"] != 3 || !e.Retryable {
 		t.Errorf("429 details = %v retryable %v, want retry_after_s 2, attempts 3, retryable", e.Details, e.Retryable)
+	}
+}
+
+func TestRetryLayer(t *testing.T) {
+	e := errmap.Map(&retry.Error{Service: erp.ServicePurchaseOrder, Operation: "read purchase order", BreakerOpen: true,
+		RetryAfter: 3500 * time.Millisecond, Err: retry.ErrBreakerOpen})
+	if e.Code != errmap.ERPUnavailable || e.Details["breaker"] != "open" || e.Details["retry_after_s"] != 4 ||
+		e.Details["attempts"] != 0 || e.Details["service"] != "purchase_order" {
+		t.Errorf("breaker open = %s %v, want ERP_UNAVAILABLE with breaker open, retry_after_s 4, attempts 0", e.Code, e.Details)
+	}
+	e = errmap.Map(&retry.Error{Write: true, Attempts: 2, Unconfirmed: true,
+		Err: &erp.UpstreamError{Write: true, Timeout: true, Operation: "release invoice"}})
+	if e.Code != errmap.ERPOutcomeUnknown || e.Details["attempts"] != 2 {
+		t.Errorf("unconfirmed write = %s %v, want ERP_OUTCOME_UNKNOWN after 2 attempts", e.Code, e.Details)
 	}
 }
 

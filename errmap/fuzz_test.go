@@ -15,6 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/retry"
 )
 
 // mapInput is one fuzzed failure from the ERP layer.
@@ -63,7 +64,7 @@ func (in mapInput) build(withText bool) error {
 		}
 		up := &erp.UpstreamError{Service: fuzzServices[v%len(fuzzServices)], Operation: fuzzOperations[(v/8)%len(fuzzOperations)],
 			Write: v&1 != 0, Status: in.status, Keys: keys, Transient: v&2 != 0, Timeout: v&4 != 0,
-			RetryAfter: time.Duration(in.retryAfter), Attempts: in.attempts, BreakerOpen: v&16 != 0, Unconfirmed: v&32 != 0,
+			RetryAfter: time.Duration(in.retryAfter), Attempts: in.attempts, Unconfirmed: v&32 != 0,
 			Text: text}
 		for _, id := range in.ids {
 			if id != "" {
@@ -74,6 +75,12 @@ func (in mapInput) build(withText bool) error {
 			up.Err = errors.New(in.text)
 		}
 		err = up
+		if v&16 != 0 {
+			err = &retry.Error{Service: up.Service, Operation: up.Operation, Write: up.Write, Attempts: in.attempts,
+				BreakerOpen: true, RetryAfter: time.Duration(in.retryAfter), Err: retry.ErrBreakerOpen}
+		} else if v&64 != 0 {
+			err = &retry.Error{Service: up.Service, Attempts: in.attempts, Unconfirmed: v&128 != 0, Err: up}
+		}
 	case 4:
 		err = &erp.NotFoundError{Entity: fuzzEntities[v%len(fuzzEntities)], ID: in.invoiceID, Item: in.item}
 	case 5:

@@ -7,8 +7,10 @@ import (
 	"math"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
 )
 
 const internalMessage = "The gateway hit an internal fault. Escalate with the X-Request-Id of this response."
@@ -54,6 +56,12 @@ func Map(err error) *Error {
 	}
 	// An error that is already named, wrapped or not, is returned as it
 	// is: made the cause of itself, unwrapping it would never end.
+	if e, ok := fromRefusal(err); ok {
+		if e.Cause == nil {
+			e.Cause = err
+		}
+		return e
+	}
 	var named *Error
 	if errors.As(err, &named) {
 		return named
@@ -79,6 +87,7 @@ func mapErr(err error) *Error {
 		posted   *erp.InvoicePostedError
 		unparked *erp.InvoiceNotParkedError
 		upstream *erp.UpstreamError
+		call     *retry.Error
 	)
 	switch {
 	case errors.As(err, &named):
@@ -127,7 +136,12 @@ func mapErr(err error) *Error {
 			fmt.Sprintf("Invoice %s is already posted, so this step no longer applies to it. Do not repeat it.", posted.InvoiceID),
 			map[string]any{"invoice_id": posted.InvoiceID, "reason": "already_posted"})
 	case errors.As(err, &upstream):
-		return fromUpstream(upstream)
+		errors.As(err, &call)
+		return fromUpstream(upstream, call)
+	case errors.As(err, &call) && call.BreakerOpen:
+		e := unavailable(erp.Service(call.Service), seconds(call.RetryAfter), call.Attempts)
+		e.Details["breaker"] = "open"
+		return e
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return unavailable("", defaultRetryAfter, -1)
 	}
@@ -201,7 +215,9 @@ func decisionRefused(r *erp.DecisionRefusedError) *Error {
 		fmt.Sprintf("Approval %s was decided before (%s); a decision stands. Request a new approval to change course.", r.ApprovalID, r.Status), d)
 }
 
-func fromUpstream(u *erp.UpstreamError) *Error {
+// fromUpstream names an upstream failure; call, when not nil, is what the
+// retry layer knows of the call it ended.
+func fromUpstream(u *erp.UpstreamError, call *retry.Error) *Error {
 	// A refusal of the gateway itself is never a business outcome, whatever
 	// message the ERP put in it.
 	if u.Config || u.Status == http.StatusUnauthorized || u.Status == http.StatusForbidden {
@@ -212,6 +228,10 @@ func fromUpstream(u *erp.UpstreamError) *Error {
 			return byMessage(code, u)
 		}
 	}
+	attempts := u.Attempts
+	if call != nil {
+		attempts = call.Attempts
+	}
 	switch {
 	case u.Status == http.StatusNotFound:
 		if id := u.Keys["approval_id"]; id != "" {
@@ -220,16 +240,12 @@ func fromUpstream(u *erp.UpstreamError) *Error {
 		if e := notFoundByService(u); e != nil {
 			return e
 		}
-	case u.Write && u.Unconfirmed:
+	case u.Write && (u.Unconfirmed || (call != nil && call.Unconfirmed)):
 		return New(ERPOutcomeUnknown,
 			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat it; hold the invoice and re-check its status.", u.Operation, about(u)),
-			withKeys(u, map[string]any{"attempts": max(u.Attempts, 1)}))
+			withKeys(u, map[string]any{"attempts": max(attempts, 1)}))
 	case u.Transient || u.Timeout || u.Status == 0 || u.Status >= 500 || (u.Status >= 200 && u.Status < 300):
-		e := unavailable(u.Service, retryAfterSeconds(u), u.Attempts)
-		if u.BreakerOpen {
-			e.Details["breaker"] = "open"
-		}
-		return e
+		return unavailable(u.Service, retryAfterSeconds(u), attempts)
 	}
 	return New(Internal, internalMessage, nil)
 }
@@ -336,9 +352,13 @@ func withKeys(u *erp.UpstreamError, d map[string]any) map[string]any {
 	return d
 }
 
-func retryAfterSeconds(u *erp.UpstreamError) int {
-	if u.RetryAfter > 0 {
-		return int(math.Ceil(u.RetryAfter.Seconds()))
+func retryAfterSeconds(u *erp.UpstreamError) int { return seconds(u.RetryAfter) }
+
+// seconds is a wait in whole seconds, rounded up; defaultRetryAfter when
+// there is none.
+func seconds(d time.Duration) int {
+	if d > 0 {
+		return int(math.Ceil(d.Seconds()))
 	}
 	return defaultRetryAfter
 }
@@ -372,6 +392,16 @@ func Info(msgs []erp.Message, paymentBlock string) Code {
 		return ToleranceExceeded
 	}
 	return ""
+}
+
+// Match names the result of a three-way match and the agent's next move
+// after it: TOLERANCE_EXCEEDED or MATCHED, and request_approval either
+// way, since even a clean match is posted only after an approval.
+func Match(status erp.MatchStatus) (result string, next NextAction) {
+	if status == erp.ToleranceExceeded {
+		return string(ToleranceExceeded), byCode[ToleranceExceeded].NextAction
+	}
+	return string(status), RequestApproval
 }
 
 // Invalid is the INVALID_REQUEST for one bad field: it names the field and

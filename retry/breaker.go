@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
-
-	"github.com/erpgate/erpgate/erp"
 )
 
 // BreakerSettings configures the circuit breaker of each ERP service. The
@@ -56,15 +54,19 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 	return s
 }
 
-// errBreakerOpen is returned for a call the breaker refused.
-var errBreakerOpen = errors.New("circuit breaker open")
-
 // excluded marks an attempt the breaker must not count: the caller went
 // away, which says nothing about the ERP.
 type excluded struct{ err error }
 
 func (e excluded) Error() string { return e.err.Error() }
 func (e excluded) Unwrap() error { return e.err }
+
+// answered marks a failed attempt the breaker counts as a success: the
+// service gave an answer (a permanent failure), so it is working.
+type answered struct{ err error }
+
+func (e answered) Error() string { return e.err.Error() }
+func (e answered) Unwrap() error { return e.err }
 
 // breaker is one service's gobreaker with the time it opened, so a refused
 // call can say when the next probe goes through.
@@ -79,16 +81,15 @@ type breakers struct {
 	settings BreakerSettings
 	now      func() time.Time
 	obs      Observer
-	classify func(error, bool) Class
 	mu       sync.Mutex
-	m        map[erp.Service]*breaker
+	m        map[Service]*breaker
 }
 
-func newBreakers(s BreakerSettings, now func() time.Time, obs Observer, classify func(error, bool) Class) *breakers {
-	return &breakers{settings: s, now: now, obs: obs, classify: classify, m: map[erp.Service]*breaker{}}
+func newBreakers(s BreakerSettings, now func() time.Time, obs Observer) *breakers {
+	return &breakers{settings: s, now: now, obs: obs, m: map[Service]*breaker{}}
 }
 
-func (bs *breakers) get(svc erp.Service) *breaker {
+func (bs *breakers) get(svc Service) *breaker {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if b, ok := bs.m[svc]; ok {
@@ -114,8 +115,11 @@ func (bs *breakers) get(svc erp.Service) *breaker {
 			}
 			bs.obs.BreakerState(svc, from.String(), to.String())
 		},
-		// A business error is an answer: the ERP is working.
-		IsSuccessful: func(err error) bool { return err == nil || bs.classify(err, false) == Permanent },
+		// A business error is an answer: the service is working.
+		IsSuccessful: func(err error) bool {
+			var a answered
+			return err == nil || errors.As(err, &a)
+		},
 		IsExcluded: func(err error) bool {
 			var ex excluded
 			return errors.As(err, &ex) || errors.Is(err, context.Canceled)
@@ -126,34 +130,43 @@ func (bs *breakers) get(svc erp.Service) *breaker {
 }
 
 // states returns every breaker's state by service.
-func (bs *breakers) states() map[erp.Service]string {
+func (bs *breakers) states() map[Service]string {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
-	out := make(map[erp.Service]string, len(bs.m))
+	out := make(map[Service]string, len(bs.m))
 	for svc, b := range bs.m {
 		out[svc] = b.cb.State().String()
 	}
 	return out
 }
 
-// run runs fn through the breaker. A refused call returns errBreakerOpen.
-func (b *breaker) run(ctx context.Context, fn func() error) error {
+// run runs fn through the breaker; classify (as for a read) tells an
+// answer from a failure. A refused call returns ErrBreakerOpen.
+func (b *breaker) run(ctx context.Context, classify func(error, bool) Class, fn func() error) error {
 	if b.disabled {
 		return fn()
 	}
 	_, err := b.cb.Execute(func() (struct{}, error) {
 		err := fn()
-		if err != nil && ctx.Err() != nil {
+		switch {
+		case err != nil && ctx.Err() != nil:
 			return struct{}{}, excluded{err}
+		case err != nil && classify(err, false) == Permanent:
+			return struct{}{}, answered{err}
 		}
 		return struct{}{}, err
 	})
-	var ex excluded
+	var (
+		ex excluded
+		an answered
+	)
 	switch {
 	case errors.Is(err, gobreaker.ErrOpenState), errors.Is(err, gobreaker.ErrTooManyRequests):
-		return errBreakerOpen
+		return ErrBreakerOpen
 	case errors.As(err, &ex):
 		return ex.err
+	case errors.As(err, &an):
+		return an.err
 	}
 	return err
 }
@@ -175,6 +188,6 @@ func (b *breaker) untilProbe(now time.Time) time.Duration {
 
 // BreakerStates returns the state of each service's breaker: closed,
 // half-open or open. Services not called yet are absent.
-func (r *Runner) BreakerStates() map[erp.Service]string {
+func (r *Runner) BreakerStates() map[Service]string {
 	return r.breakers.states()
 }

@@ -2,8 +2,6 @@ package retry
 
 import (
 	"sync"
-
-	"github.com/erpgate/erpgate/erp"
 )
 
 // BudgetSettings configures the retry budget: a token bucket per ERP
@@ -63,14 +61,14 @@ func (b *bucket) withdraw() bool {
 type budgets struct {
 	s  BudgetSettings
 	mu sync.Mutex
-	m  map[erp.Service]*bucket
+	m  map[Service]*bucket
 }
 
 func newBudgets(s BudgetSettings) *budgets {
-	return &budgets{s: s, m: map[erp.Service]*bucket{}}
+	return &budgets{s: s, m: map[Service]*bucket{}}
 }
 
-func (bs *budgets) get(svc erp.Service) *bucket {
+func (bs *budgets) get(svc Service) *bucket {
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	b, ok := bs.m[svc]

@@ -25,8 +25,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
-
-	"github.com/erpgate/erpgate/erp"
 )
 
 // Policy configures a Runner. The zero value is usable: every zero field
@@ -47,7 +45,8 @@ type Policy struct {
 	// the caller's own deadline. Default 10s.
 	CallTimeout time.Duration
 	// Classify sorts a failed attempt into permanent, transient or
-	// outcome-unknown. Default DefaultClassify.
+	// outcome-unknown for calls that bring no Classify of their own.
+	// Default DefaultClassify.
 	Classify func(err error, write bool) Class
 	// Breaker configures the circuit breakers.
 	Breaker BreakerSettings
@@ -120,9 +119,14 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Call describes the ERP call being made.
+// Service names the service a call goes to: each has its own circuit
+// breaker and retry budget, and the Observer is told about it by name.
+type Service string
+
+// Call describes the call being made. The Runner knows nothing of the
+// caller's errors: Classify, Result and RetryAfter tell it what they mean.
 type Call struct {
-	Service   erp.Service
+	Service   Service
 	Operation string // e.g. "read invoice", for logs
 	Write     bool   // the call changes ERP state
 	// Idempotent says the ERP deduplicates the write (it carries a
@@ -132,6 +136,23 @@ type Call struct {
 	// whose answer was lost was applied. It is called before any retry of
 	// such an attempt; applied true ends the call as a success.
 	Reconcile func(ctx context.Context) (applied bool, err error)
+	// Classify sorts a failed attempt of this call; nil takes the
+	// Policy's.
+	Classify func(err error, write bool) Class
+	// Result names a failed attempt for the Observer: business, transient,
+	// timeout or error. nil names a deadline timeout and anything else
+	// error.
+	Result func(err error) string
+	// RetryAfter returns how long a failed attempt asked to be waited for
+	// before the next; 0 for no hint. nil gives no hints.
+	RetryAfter func(err error) time.Duration
+}
+
+func (c Call) classify(p Policy) func(error, bool) Class {
+	if c.Classify != nil {
+		return c.Classify
+	}
+	return p.Classify
 }
 
 // Observer is told what the Runner does; metrics implement it. Its methods
@@ -140,19 +161,19 @@ type Call struct {
 type Observer interface {
 	// Attempt reports one attempt: result is ok, business, transient,
 	// timeout, error or unknown (a write whose outcome was lost).
-	Attempt(service erp.Service, result string, d time.Duration)
+	Attempt(service Service, result string, d time.Duration)
 	// Retry reports a retry about to happen and why: transient, timeout,
 	// retry_after or unknown_outcome.
-	Retry(service erp.Service, reason string)
+	Retry(service Service, reason string)
 	// BudgetExhausted reports a retry refused by the retry budget.
-	BudgetExhausted(service erp.Service)
+	BudgetExhausted(service Service)
 	// FastFail reports a call refused at once by an open breaker.
-	FastFail(service erp.Service)
+	FastFail(service Service)
 	// Reconciled reports a lost write answer settled by reading: applied or
 	// not.
-	Reconciled(service erp.Service, applied bool)
+	Reconciled(service Service, applied bool)
 	// BreakerState reports a breaker's state change.
-	BreakerState(service erp.Service, from, to string)
+	BreakerState(service Service, from, to string)
 }
 
 // Runner runs ERP calls under a Policy. It is safe for concurrent use.
@@ -173,7 +194,7 @@ func New(p Policy, obs Observer) *Runner {
 	return &Runner{
 		policy:   p,
 		observer: obs,
-		breakers: newBreakers(p.Breaker, p.Now, obs, p.Classify),
+		breakers: newBreakers(p.Breaker, p.Now, obs),
 		budget:   newBudgets(p.Budget),
 	}
 }
@@ -188,10 +209,9 @@ func (r *Runner) Policy() Policy { return r.policy }
 
 // Do runs fn until it succeeds, fails permanently, or the policy allows no
 // more attempts. Each attempt gets a context that ends at the attempt
-// timeout. The error returned is fn's last error, or an
-// *erp.UpstreamError for a call the breaker refused; an
-// *erp.UpstreamError gets Attempts filled in, and RetryAfter when the
-// gateway knows how long the agent should wait.
+// timeout. A failed call returns an *Error: fn's last error with the
+// attempts made and whether a write is unconfirmed, or ErrBreakerOpen for a
+// call the breaker refused, with the time until its next probe.
 func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context) error) error {
 	p := r.policy
 	// The context ends on the wall clock; waits are planned on the policy's
@@ -205,14 +225,15 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 	defer cancel()
 
 	bo := newBackOff(p)
+	classify := call.classify(p)
 	br := r.breakers.get(call.Service)
 	r.budget.get(call.Service).deposit()
 	// unconfirmed is set while an earlier attempt of a write may have been
 	// applied: a later attempt's clear failure says nothing about it.
 	unconfirmed := false
 	fail := func(err error, attempts int) error {
-		markUnconfirmed(err, call.Write && unconfirmed)
-		return withAttempts(err, attempts)
+		return &Error{Service: call.Service, Operation: call.Operation, Write: call.Write, Attempts: attempts,
+			Unconfirmed: call.Write && unconfirmed, Err: err}
 	}
 	var last error
 	// refused answers a call the open breaker will not let through: at
@@ -222,19 +243,19 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		if last != nil && unconfirmed {
 			return fail(last, attempts)
 		}
-		return fail(&erp.UpstreamError{Service: call.Service, Operation: call.Operation, Write: call.Write,
-			Transient: true, BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: errBreakerOpen}, attempts)
+		return &Error{Service: call.Service, Operation: call.Operation, Write: call.Write, Attempts: attempts,
+			BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: ErrBreakerOpen}
 	}
 	for attempt := 1; ; attempt++ {
-		err := br.run(ctx, func() error { return r.attempt(ctx, call, fn) })
+		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn) })
 		if err == nil {
 			return nil
 		}
-		if errors.Is(err, errBreakerOpen) {
+		if errors.Is(err, ErrBreakerOpen) {
 			return refused(attempt - 1)
 		}
 		last = err
-		class := p.Classify(err, call.Write)
+		class := classify(err, call.Write)
 		reason := class.String()
 		if class == OutcomeUnknown {
 			unconfirmed = true
@@ -258,7 +279,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 			return fail(err, attempt)
 		}
 		wait := bo.NextBackOff()
-		if hint := retryAfter(err); hint > 0 {
+		if hint := call.retryAfter(err); hint > 0 {
 			wait, reason = hint, "retry_after"
 		}
 		if wait == backoff.Stop || p.Now().Add(wait).After(deadline) {
@@ -279,42 +300,35 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 }
 
 // attempt runs fn once under the attempt timeout.
-func (r *Runner) attempt(ctx context.Context, call Call, fn func(ctx context.Context) error) error {
+func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error) error {
 	actx, cancel := context.WithTimeout(ctx, r.policy.AttemptTimeout)
 	defer cancel()
 	start := r.policy.Now()
 	err := fn(actx)
-	result := Result(err)
-	if err != nil && r.policy.Classify(err, call.Write) == OutcomeUnknown {
+	result := call.result(err)
+	if err != nil && classify(err, call.Write) == OutcomeUnknown {
 		result = "unknown"
 	}
 	r.observer.Attempt(call.Service, result, r.policy.Now().Sub(start))
 	return err
 }
 
-// markUnconfirmed records on a write's error whether its outcome is still
-// unknown, which errmap reports as ERP_OUTCOME_UNKNOWN.
-func markUnconfirmed(err error, unconfirmed bool) {
-	var up *erp.UpstreamError
-	if errors.As(err, &up) {
-		up.Unconfirmed = unconfirmed
+func (c Call) retryAfter(err error) time.Duration {
+	if c.RetryAfter == nil {
+		return 0
 	}
+	return c.RetryAfter(err)
 }
 
-func withAttempts(err error, n int) error {
-	var up *erp.UpstreamError
-	if errors.As(err, &up) {
-		up.Attempts = n
+// result names an attempt's outcome for the Observer.
+func (c Call) result(err error) string {
+	switch {
+	case err == nil:
+		return "ok"
+	case c.Result != nil:
+		return c.Result(err)
 	}
-	return err
-}
-
-func retryAfter(err error) time.Duration {
-	var up *erp.UpstreamError
-	if errors.As(err, &up) {
-		return up.RetryAfter
-	}
-	return 0
+	return defaultResult(err)
 }
 
 // newBackOff returns a fresh exponential backoff with full jitter:
@@ -347,30 +361,11 @@ func (f *fullJitter) NextBackOff() time.Duration {
 
 func (f *fullJitter) Reset() { f.next.Reset() }
 
-// Result names the outcome of an attempt for metrics: "ok", "business"
-// (the ERP answered with a business error), "transient", "timeout" or
-// "error".
-func Result(err error) string {
-	var up *erp.UpstreamError
-	switch {
-	case err == nil:
-		return "ok"
-	case errors.As(err, &up) && up.Timeout:
-		return "timeout"
-	case errors.As(err, &up) && up.Transient:
-		return "transient"
-	case errors.As(err, &up) && up.Status == 0:
-		return "error"
-	default:
-		return "business"
-	}
-}
-
 type nopObserver struct{}
 
-func (nopObserver) Attempt(erp.Service, string, time.Duration) {}
-func (nopObserver) Retry(erp.Service, string)                  {}
-func (nopObserver) BudgetExhausted(erp.Service)                {}
-func (nopObserver) FastFail(erp.Service)                       {}
-func (nopObserver) Reconciled(erp.Service, bool)               {}
-func (nopObserver) BreakerState(erp.Service, string, string)   {}
+func (nopObserver) Attempt(Service, string, time.Duration) {}
+func (nopObserver) Retry(Service, string)                  {}
+func (nopObserver) BudgetExhausted(Service)                {}
+func (nopObserver) FastFail(Service)                       {}
+func (nopObserver) Reconciled(Service, bool)               {}
+func (nopObserver) BreakerState(Service, string, string)   {}

@@ -3,15 +3,83 @@ package retry_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
 )
+
+// fault is a failed attempt of the tests' service: an HTTP status (0 for no
+// answer) and what is known about it.
+type fault struct {
+	Write      bool
+	Status     int
+	MessageIDs []string
+	Transient  bool
+	Timeout    bool
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (f *fault) Error() string {
+	return fmt.Sprintf("status %d transient %v timeout %v: %v", f.Status, f.Transient, f.Timeout, f.Err)
+}
+func (f *fault) Unwrap() error { return f.Err }
+
+// notFound is an answer of the tests' service.
+type notFound struct{ id string }
+
+func (n *notFound) Error() string { return n.id + " not found" }
+
+// classify sorts faults the way an HTTP adapter would.
+func classify(err error, write bool) retry.Class {
+	var f *fault
+	if !errors.As(err, &f) || errors.Is(err, context.Canceled) {
+		return retry.Permanent
+	}
+	var op *net.OpError
+	switch {
+	case write && f.Status == 0 && errors.As(f.Err, &op) && op.Op == "dial":
+		return retry.Transient
+	case write && (f.Timeout || f.Status == 0 || (f.Status >= 200 && f.Status < 300)):
+		return retry.OutcomeUnknown
+	case write && (f.Status == 429 || f.Status == 503):
+		return retry.Transient
+	case write && f.Transient:
+		return retry.OutcomeUnknown
+	case f.Transient || f.Timeout || f.Status == 0 || (f.Status >= 200 && f.Status < 300):
+		return retry.Transient
+	}
+	return retry.Permanent
+}
+
+func result(err error) string {
+	var f *fault
+	switch {
+	case errors.As(err, &f) && f.Timeout:
+		return "timeout"
+	case errors.As(err, &f) && f.Transient:
+		return "transient"
+	}
+	return "business"
+}
+
+func hint(err error) time.Duration {
+	var f *fault
+	if errors.As(err, &f) {
+		return f.RetryAfter
+	}
+	return 0
+}
+
+// call returns a Call to svc that knows the faults.
+func call(svc retry.Service, op string) retry.Call {
+	return retry.Call{Service: svc, Operation: op, Classify: classify, Result: result, RetryAfter: hint}
+}
 
 // recorder is an Observer that keeps what it is told.
 type recorder struct {
@@ -24,24 +92,24 @@ type recorder struct {
 	transitions []string
 }
 
-func (r *recorder) Attempt(_ erp.Service, result string, _ time.Duration) {
+func (r *recorder) Attempt(_ retry.Service, result string, _ time.Duration) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.results = append(r.results, result)
 }
-func (r *recorder) Retry(_ erp.Service, reason string) {
+func (r *recorder) Retry(_ retry.Service, reason string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.retries = append(r.retries, reason)
 }
-func (r *recorder) BudgetExhausted(erp.Service) { r.mu.Lock(); r.exhausted++; r.mu.Unlock() }
-func (r *recorder) FastFail(erp.Service)        { r.mu.Lock(); r.fastFails++; r.mu.Unlock() }
-func (r *recorder) Reconciled(_ erp.Service, applied bool) {
+func (r *recorder) BudgetExhausted(retry.Service) { r.mu.Lock(); r.exhausted++; r.mu.Unlock() }
+func (r *recorder) FastFail(retry.Service)        { r.mu.Lock(); r.fastFails++; r.mu.Unlock() }
+func (r *recorder) Reconciled(_ retry.Service, applied bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.reconciled = append(r.reconciled, applied)
 }
-func (r *recorder) BreakerState(_ erp.Service, from, to string) {
+func (r *recorder) BreakerState(_ retry.Service, from, to string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.transitions = append(r.transitions, from+">"+to)
@@ -85,9 +153,9 @@ func script(errs ...error) (func(context.Context) error, *int) {
 	}, &n
 }
 
-func unavailable() error { return &erp.UpstreamError{Status: 503, Transient: true} }
+func unavailable() error { return &fault{Status: 503, Transient: true} }
 
-var read = retry.Call{Service: erp.ServicePurchaseOrder, Operation: "read purchase order"}
+var read = call("purchase_order", "read purchase order")
 
 func TestRetriesTransientWithFullJitter(t *testing.T) {
 	r, clock, rec := newRunner(retry.Policy{})
@@ -111,7 +179,7 @@ func TestStopsAfterMaxAttempts(t *testing.T) {
 	r, _, rec := newRunner(retry.Policy{MaxAttempts: 3})
 	fn, n := script(unavailable(), unavailable(), unavailable(), unavailable())
 	err := r.Do(context.Background(), read, fn)
-	var up *erp.UpstreamError
+	var up *retry.Error
 	if !errors.As(err, &up) || up.Attempts != 3 || *n != 3 {
 		t.Fatalf("err %v after %d attempts, want the last failure with Attempts 3", err, *n)
 	}
@@ -123,8 +191,8 @@ func TestStopsAfterMaxAttempts(t *testing.T) {
 func TestPermanentIsNotRetried(t *testing.T) {
 	r, clock, _ := newRunner(retry.Policy{})
 	for _, e := range []error{
-		&erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/201"}},
-		&erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: "4500019822"},
+		&fault{Status: 400, MessageIDs: []string{"F5/201"}},
+		&notFound{"4500019822"},
 		context.Canceled,
 	} {
 		fn, n := script(e, e)
@@ -139,7 +207,7 @@ func TestPermanentIsNotRetried(t *testing.T) {
 
 func TestRetryAfterHonouredWhenItFits(t *testing.T) {
 	r, clock, rec := newRunner(retry.Policy{})
-	fn, _ := script(&erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 2 * time.Second})
+	fn, _ := script(&fault{Status: 429, Transient: true, RetryAfter: 2 * time.Second})
 	if err := r.Do(context.Background(), read, fn); err != nil {
 		t.Fatal(err)
 	}
@@ -150,10 +218,10 @@ func TestRetryAfterHonouredWhenItFits(t *testing.T) {
 
 func TestRetryAfterBeyondTheDeadlineFailsAtOnce(t *testing.T) {
 	r, clock, _ := newRunner(retry.Policy{CallTimeout: 10 * time.Second})
-	fn, n := script(&erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 30 * time.Second})
+	fn, n := script(&fault{Status: 429, Transient: true, RetryAfter: 30 * time.Second})
 	err := r.Do(context.Background(), read, fn)
-	var up *erp.UpstreamError
-	if !errors.As(err, &up) || *n != 1 || up.RetryAfter != 30*time.Second || up.Attempts != 1 {
+	var up *retry.Error
+	if !errors.As(err, &up) || *n != 1 || hint(err) != 30*time.Second || up.Attempts != 1 {
 		t.Fatalf("err %v after %d attempts; want one attempt keeping the 30s hint", err, *n)
 	}
 	if len(clock.sleeps) != 0 {
@@ -179,7 +247,7 @@ func TestAttemptTimeout(t *testing.T) {
 	_ = r.Do(context.Background(), read, func(ctx context.Context) error {
 		deadline, _ = ctx.Deadline()
 		<-ctx.Done()
-		return &erp.UpstreamError{Timeout: true, Transient: true, Err: ctx.Err()}
+		return &fault{Timeout: true, Transient: true, Err: ctx.Err()}
 	})
 	if d := time.Until(deadline); d > 20*time.Millisecond {
 		t.Errorf("attempt deadline %v away, want at most 20ms", d)
@@ -192,13 +260,13 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		fn, _ := script(unavailable())
 		_ = r.Do(context.Background(), read, fn)
 	}
-	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "open" {
+	if got := r.BreakerStates()["purchase_order"]; got != "open" {
 		t.Fatalf("breaker %s after 5 failures in a row, want open", got)
 	}
 	called := false
 	err := r.Do(context.Background(), read, func(context.Context) error { called = true; return nil })
-	var up *erp.UpstreamError
-	if called || !errors.As(err, &up) || !up.BreakerOpen || !up.Transient || up.Attempts != 0 {
+	var up *retry.Error
+	if called || !errors.As(err, &up) || !up.BreakerOpen || !errors.Is(err, retry.ErrBreakerOpen) || up.Attempts != 0 {
 		t.Fatalf("open breaker: called %v err %v", called, err)
 	}
 	if up.RetryAfter < 29*time.Second || up.RetryAfter > 30*time.Second {
@@ -208,7 +276,7 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 		t.Errorf("fast fails %d transitions %v", rec.fastFails, rec.transitions)
 	}
 	// Another service is not affected.
-	if err := r.Do(context.Background(), retry.Call{Service: erp.ServiceBusinessPartner}, func(context.Context) error { return nil }); err != nil {
+	if err := r.Do(context.Background(), call("business_partner", ""), func(context.Context) error { return nil }); err != nil {
 		t.Errorf("other service: %v", err)
 	}
 }
@@ -222,7 +290,7 @@ func TestBreakerHalfOpenProbeCloses(t *testing.T) {
 	if err := r.Do(context.Background(), read, func(context.Context) error { return nil }); err != nil {
 		t.Fatalf("probe: %v", err)
 	}
-	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "closed" {
+	if got := r.BreakerStates()["purchase_order"]; got != "closed" {
 		t.Errorf("breaker %s after a good probe, want closed", got)
 	}
 }
@@ -231,15 +299,15 @@ func TestBusinessErrorsAndCancellationsDoNotOpenTheBreaker(t *testing.T) {
 	r, _, _ := newRunner(retry.Policy{MaxAttempts: 1})
 	for i := 0; i < 20; i++ {
 		_ = r.Do(context.Background(), read, func(context.Context) error {
-			return &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/019"}}
+			return &fault{Status: 400, MessageIDs: []string{"06/019"}}
 		})
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		_ = r.Do(ctx, read, func(ctx context.Context) error {
-			return &erp.UpstreamError{Timeout: true, Transient: true, Err: ctx.Err()}
+			return &fault{Timeout: true, Transient: true, Err: ctx.Err()}
 		})
 	}
-	if got := r.BreakerStates()[erp.ServicePurchaseOrder]; got != "closed" {
+	if got := r.BreakerStates()["purchase_order"]; got != "closed" {
 		t.Errorf("breaker %s, want closed: business errors are answers and cancellations say nothing", got)
 	}
 }
@@ -258,18 +326,19 @@ func TestRetryBudget(t *testing.T) {
 }
 
 func TestWriteWithLostAnswer(t *testing.T) {
-	write := retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "release invoice", Write: true}
-	lost := func() error { return &erp.UpstreamError{Write: true, Timeout: true} }
+	write := call("supplier_invoice", "release invoice")
+	write.Write = true
+	lost := func() error { return &fault{Write: true, Timeout: true} }
 	reset := func() error {
-		return &erp.UpstreamError{Write: true, Transient: true, Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
+		return &fault{Write: true, Transient: true, Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
 	}
-	refused := &erp.UpstreamError{Write: true, Transient: true, Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	refused := &fault{Write: true, Transient: true, Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
 
 	t.Run("not repeated without dedupe or reconcile", func(t *testing.T) {
 		r, _, _ := newRunner(retry.Policy{})
 		fn, n := script(lost())
 		err := r.Do(context.Background(), write, fn)
-		var up *erp.UpstreamError
+		var up *retry.Error
 		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
 			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
 		}
@@ -301,7 +370,7 @@ func TestWriteWithLostAnswer(t *testing.T) {
 		c.Reconcile = func(context.Context) (bool, error) { return false, unavailable() }
 		fn, n := script(lost())
 		err := r.Do(context.Background(), c, fn)
-		var up *erp.UpstreamError
+		var up *retry.Error
 		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
 			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
 		}
@@ -317,7 +386,7 @@ func TestWriteWithLostAnswer(t *testing.T) {
 	})
 	t.Run("refused connection and 503 are repeated", func(t *testing.T) {
 		r, _, _ := newRunner(retry.Policy{})
-		fn, n := script(refused, &erp.UpstreamError{Write: true, Status: 503, Transient: true})
+		fn, n := script(refused, &fault{Write: true, Status: 503, Transient: true})
 		if err := r.Do(context.Background(), write, fn); err != nil || *n != 3 {
 			t.Errorf("err %v after %d attempts, want success on the third", err, *n)
 		}
@@ -325,22 +394,20 @@ func TestWriteWithLostAnswer(t *testing.T) {
 }
 
 func TestDefaultClassify(t *testing.T) {
+	refused := &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}
+	reset := &net.OpError{Op: "read", Err: syscall.ECONNRESET}
 	tests := []struct {
 		err   error
 		write bool
 		want  retry.Class
 	}{
-		{&erp.UpstreamError{Status: 503, Transient: true}, false, retry.Transient},
-		{&erp.UpstreamError{Status: 502, Transient: true}, false, retry.Transient},
-		{&erp.UpstreamError{Status: 502, Transient: true}, true, retry.OutcomeUnknown},
-		{&erp.UpstreamError{Status: 504, Transient: true}, true, retry.OutcomeUnknown},
-		{&erp.UpstreamError{Status: 429, Transient: true}, true, retry.Transient},
-		{&erp.UpstreamError{Status: 200}, false, retry.Transient},
-		{&erp.UpstreamError{Status: 200}, true, retry.OutcomeUnknown},
-		{&erp.UpstreamError{Timeout: true}, false, retry.Transient},
-		{&erp.UpstreamError{Status: 400}, true, retry.Permanent},
-		{&erp.UpstreamError{BreakerOpen: true, Transient: true}, false, retry.Permanent},
-		{&erp.UpstreamError{Timeout: true, Err: context.Canceled}, false, retry.Permanent},
+		{context.Canceled, false, retry.Permanent},
+		{context.DeadlineExceeded, false, retry.Transient},
+		{context.DeadlineExceeded, true, retry.OutcomeUnknown},
+		{refused, true, retry.Transient},
+		{reset, false, retry.Transient},
+		{reset, true, retry.OutcomeUnknown},
+		{&fault{Status: 503, Transient: true}, false, retry.Permanent},
 		{errors.New("other"), false, retry.Permanent},
 	}
 	for _, tt := range tests {
@@ -350,22 +417,14 @@ func TestDefaultClassify(t *testing.T) {
 	}
 }
 
-func TestResult(t *testing.T) {
-	tests := []struct {
-		err  error
-		want string
-	}{
-		{nil, "ok"},
-		{&erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/108"}}, "business"},
-		{&erp.NotFoundError{Entity: erp.EntityInvoice, ID: "1"}, "business"},
-		{&erp.UpstreamError{Status: 503, Transient: true}, "transient"},
-		{&erp.UpstreamError{Timeout: true}, "timeout"},
-		{&erp.UpstreamError{Err: errors.New("tls: bad certificate")}, "error"},
+func TestCallWithoutClassifyTakesThePolicys(t *testing.T) {
+	r, _, rec := newRunner(retry.Policy{Classify: classify})
+	fn, n := script(unavailable())
+	if err := r.Do(context.Background(), retry.Call{Service: "purchase_order"}, fn); err != nil || *n != 2 {
+		t.Fatalf("err %v after %d attempts, want success on the second", err, *n)
 	}
-	for _, tt := range tests {
-		if got := retry.Result(tt.err); got != tt.want {
-			t.Errorf("Result(%v) = %s, want %s", tt.err, got, tt.want)
-		}
+	if len(rec.results) != 2 || rec.results[0] != "error" || rec.results[1] != "ok" {
+		t.Errorf("attempts observed = %v, want error then ok without a Result", rec.results)
 	}
 }
 
@@ -385,7 +444,7 @@ func TestNoRetryIntoAnOpenBreaker(t *testing.T) {
 	r, clock, rec := newRunner(retry.Policy{Breaker: retry.BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Minute}})
 	fn, n := script(unavailable(), unavailable())
 	err := r.Do(context.Background(), read, fn)
-	var up *erp.UpstreamError
+	var up *retry.Error
 	if !errors.As(err, &up) || !up.BreakerOpen || up.Attempts != 1 || *n != 1 {
 		t.Fatalf("err %v after %d attempts, want a fast fail after the attempt that opened the breaker", err, *n)
 	}
@@ -399,7 +458,7 @@ func TestDrainStopsRetrying(t *testing.T) {
 	r.Drain()
 	fn, n := script(unavailable(), unavailable())
 	err := r.Do(context.Background(), read, fn)
-	var up *erp.UpstreamError
+	var up *retry.Error
 	if !errors.As(err, &up) || up.Attempts != 1 || *n != 1 || len(clock.sleeps) != 0 {
 		t.Errorf("draining: err %v after %d attempts and sleeps %v, want the first failure at once", err, *n, clock.sleeps)
 	}

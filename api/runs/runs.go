@@ -13,6 +13,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -154,19 +155,23 @@ func (g *Guard) Limits() Limits { return g.limits }
 // error wrapping ErrStore, unless the guard fails open.
 func (g *Guard) Admit(ctx context.Context, runID string, c Call) (int, *errmap.Error, error) {
 	var seq int
-	var refusal *errmap.Error
+	var refused *errmap.Error
 	err := g.store.Update(ctx, runID, g.limits.TTL, func(st *State) error {
 		now := g.now()
 		st.Updated = now
-		refusal = g.check(st, c, now)
-		if !c.BudgetFree && (refusal == nil || refusal.Code != errmap.BudgetExhausted) {
+		limit := g.check(st, c, now)
+		if !c.BudgetFree && (limit == nil || limit.Kind != refusal.LimitBudget) {
 			st.Used[c.InvoiceID]++
+		}
+		refused = nil
+		if limit != nil {
+			refused = errmap.Map(*limit)
 		}
 		seq = len(st.Calls) + 1
 		rec := Record{Seq: seq, At: now, Operation: c.Operation, InvoiceID: c.InvoiceID, Digest: c.Digest}
-		if refusal != nil {
-			b := refusal.Body()
-			rec.Code, rec.Refused, rec.Error = string(refusal.Code), true, &b
+		if refused != nil {
+			b := refused.Body()
+			rec.Code, rec.Refused, rec.Error = string(refused.Code), true, &b
 		}
 		st.Calls = append(st.Calls, rec)
 		return nil
@@ -177,46 +182,32 @@ func (g *Guard) Admit(ctx context.Context, runID string, c Call) (int, *errmap.E
 		}
 		return 0, nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
-	if refusal != nil && g.obs != nil {
-		g.obs.LimitTriggered(fmt.Sprint(refusal.Details["limit"]))
+	if refused != nil && g.obs != nil {
+		g.obs.LimitTriggered(fmt.Sprint(refused.Details["limit"]))
 	}
-	return seq, refusal, nil
+	return seq, refused, nil
 }
 
 // check returns the first limit the call breaks, or nil.
-func (g *Guard) check(st *State, c Call, now time.Time) *errmap.Error {
+func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 	if g.limits.Disabled {
 		return nil
 	}
-	d := func(limit string) map[string]any {
-		m := map[string]any{"run_id": st.ID, "operation": c.Operation, "limit": limit}
-		if c.InvoiceID != "" {
-			m["invoice_id"] = c.InvoiceID
-		}
-		return m
+	l := func(kind string) *refusal.Limit {
+		return &refusal.Limit{Kind: kind, Operation: c.Operation, RunID: st.ID, InvoiceID: c.InvoiceID}
 	}
 	if !c.BudgetFree && st.Used[c.InvoiceID] >= g.limits.Budget {
-		m := d("budget")
-		m["budget"] = g.limits.Budget
-		what := "calls about no invoice"
-		if c.InvoiceID != "" {
-			what = "invoice " + c.InvoiceID
-		}
-		return errmap.New(errmap.BudgetExhausted, fmt.Sprintf(
-			"This run has used its budget of %d tool calls for %s. Stop and hand over with a summary of what you found.",
-			g.limits.Budget, what), m)
+		r := l(refusal.LimitBudget)
+		r.Budget = g.limits.Budget
+		return r
 	}
 	if c.POItem != "" && st.GRMissing[c.POItem] {
-		m := d("gr_missing")
-		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
-			"The goods receipt for PO item %s was already found missing in this run; looking again will not make it arrive. Hold the invoice for the scheduled re-check.",
-			c.POItem), m).Hold()
+		r := l(refusal.LimitGRMissing)
+		r.POItem = c.POItem
+		return r
 	}
 	if st.NotFound[c.Operation] >= 2 {
-		m := d("corrected_retry")
-		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
-			"%s already failed twice in this run, the second time after a correction; no further retry is allowed. Hand the invoice over.",
-			c.Operation), m).Route(errmap.QueueAP)
+		return l(refusal.LimitCorrectedRetry)
 	}
 	for _, r := range st.Calls {
 		if r.Digest != c.Digest || r.Refused {
@@ -224,21 +215,15 @@ func (g *Guard) check(st *State, c Call, now time.Time) *errmap.Error {
 		}
 		if r.Code == string(errmap.ERPUnavailable) {
 			if until := st.WaitUntil[c.Digest]; now.Before(until) {
-				m := d("erp_wait")
-				wait := int(math.Ceil(until.Sub(now).Seconds()))
-				m["retry_after_s"] = wait
-				return errmap.New(errmap.ERPUnavailable, fmt.Sprintf(
-					"The ERP was unavailable for this call moments ago; repeat it after %d s, not before. Hold the invoice meanwhile.", wait), m)
+				w := l(refusal.LimitERPWait)
+				w.RetryAfter = int(math.Ceil(until.Sub(now).Seconds()))
+				return w
 			}
 			continue
 		}
-		m := d("identical_repeat")
-		if r.Code != "" {
-			m["previous_code"] = r.Code
-		}
-		return errmap.New(errmap.LoopDetected, fmt.Sprintf(
-			"%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.",
-			c.Operation), m)
+		rep := l(refusal.LimitIdenticalRepeat)
+		rep.PreviousCode = r.Code
+		return rep
 	}
 	return nil
 }
@@ -250,8 +235,8 @@ var notFoundCodes = map[errmap.Code]bool{
 
 // Finish records the outcome of an admitted call: code for a success
 // ("OK" or an informational code), e for an error. When the call was the
-// corrected retry after a not-found and failed again, e is turned into a
-// handover (next_action route_to_person with details.queue) before it is
+// corrected retry after a not-found and failed again, e is replaced by
+// errmap's naming of the handover (refusal.NotFoundAgain) before it is
 // recorded; the caller writes e after Finish.
 func (g *Guard) Finish(ctx context.Context, runID string, seq int, c Call, code string, e *errmap.Error) error {
 	if seq == 0 {
@@ -264,9 +249,7 @@ func (g *Guard) Finish(ctx context.Context, runID string, seq int, c Call, code 
 		case e != nil && notFoundCodes[e.Code]:
 			st.NotFound[c.Operation]++
 			if st.NotFound[c.Operation] >= 2 && !g.limits.Disabled {
-				e.Route("")
-				e.Message = fmt.Sprintf("Not found again after the one corrected retry (%s). Hand the invoice over to the %v queue; do not retry.",
-					ids(e.Details), e.Details["queue"])
+				*e = *errmap.Map(refusal.NotFoundAgain{Named: e})
 				if g.obs != nil {
 					g.obs.LimitTriggered("corrected_retry")
 				}
@@ -307,18 +290,4 @@ func (g *Guard) Get(ctx context.Context, runID string) (*State, error) {
 		return nil, fmt.Errorf("%w: %w", ErrStore, err)
 	}
 	return st, nil
-}
-
-// ids names the ids in details, for a message.
-func ids(d map[string]any) string {
-	out := ""
-	for _, k := range []string{"invoice_id", "po_id", "item", "supplier_id"} {
-		if v, ok := d[k]; ok {
-			if out != "" {
-				out += ", "
-			}
-			out += fmt.Sprintf("%s %v", k, v)
-		}
-	}
-	return out
 }

@@ -3,9 +3,12 @@
 // API_PURCHASEORDER_PROCESS_SRV, API_MATERIAL_DOCUMENT_SRV and
 // API_BUSINESS_PARTNER, and nothing else.
 //
-// Every HTTP attempt runs through a retry.Runner. Failures come back as
-// *erp.NotFoundError or *erp.UpstreamError; the ERP's own wording only ever
-// lands in UpstreamError.Text and UpstreamError.Err.
+// Every HTTP attempt runs through a retry.Runner, told by Classify which
+// failures are worth another attempt. Failures come back as
+// *erp.NotFoundError or *erp.UpstreamError, the latter usually inside the
+// runner's *retry.Error (attempts made, write unconfirmed, breaker open);
+// the ERP's own wording only ever lands in UpstreamError.Text and
+// UpstreamError.Err.
 package sap
 
 import (

@@ -90,9 +90,13 @@ func TestUpstreamErrors(t *testing.T) {
 			if up.RetryAfter != tt.retryAfter {
 				t.Errorf("retry after: got %v, want %v", up.RetryAfter, tt.retryAfter)
 			}
-			if up.Service != erp.ServiceBusinessPartner || up.Operation != "read supplier" || up.Write || up.Timeout || up.Attempts != 1 {
-				t.Errorf("call: got %s %q write=%v timeout=%v attempts=%d, want business_partner \"read supplier\" read, no timeout, 1 attempt",
-					up.Service, up.Operation, up.Write, up.Timeout, up.Attempts)
+			var call *retry.Error
+			if !errors.As(err, &call) || call.Attempts != 1 {
+				t.Errorf("runner: got %#v, want a *retry.Error of 1 attempt", call)
+			}
+			if up.Service != erp.ServiceBusinessPartner || up.Operation != "read supplier" || up.Write || up.Timeout {
+				t.Errorf("call: got %s %q write=%v timeout=%v, want business_partner \"read supplier\" read, no timeout",
+					up.Service, up.Operation, up.Write, up.Timeout)
 			}
 			if up.Keys["supplier_id"] != "100042" {
 				t.Errorf("keys: got %v, want supplier_id 100042", up.Keys)
@@ -250,8 +254,8 @@ func TestAttemptTimeout(t *testing.T) {
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("got %v, want it to wrap context.DeadlineExceeded", err)
 			}
-			if got := retry.Result(err); got != "timeout" {
-				t.Errorf("retry.Result: got %q, want timeout", got)
+			if got := Result(err); got != "timeout" {
+				t.Errorf("Result: got %q, want timeout", got)
 			}
 		})
 	}

@@ -56,11 +56,17 @@ func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, erro
 		return reply{}, err
 	}
 	var rep reply
-	err := c.runner.Do(ctx, r.call, func(actx context.Context) error {
+	err := c.runner.Do(ctx, classified(r.call), func(actx context.Context) error {
 		var err error
 		rep, err = c.attempt(ctx, actx, r, decode)
 		return err
 	})
+	// A not-found is an answer: it comes back as it is, not wrapped in
+	// the runner's *retry.Error.
+	var nf *erp.NotFoundError
+	if errors.As(err, &nf) {
+		return rep, nf
+	}
 	return rep, err
 }
 

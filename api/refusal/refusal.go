@@ -1,0 +1,104 @@
+// Package refusal holds the gateway's own refusals of a call as plain
+// values: what was refused and why, nothing of how it is answered. The
+// packages that refuse (api, api/runs) return them; errmap alone names
+// them with a code, a message, a status and a next_action.
+package refusal
+
+import "fmt"
+
+// Unauthenticated refuses a call without valid credentials.
+type Unauthenticated struct{}
+
+func (Unauthenticated) Error() string { return "missing or invalid API key" }
+
+// ScopeMissing refuses a call whose credentials lack Scope.
+type ScopeMissing struct {
+	Scope     string
+	Operation string
+}
+
+func (e ScopeMissing) Error() string {
+	return fmt.Sprintf("%s needs scope %q", e.Operation, e.Scope)
+}
+
+// The reasons of a RateLimited refusal.
+const (
+	RateCalls   = ""                    // the client's call rate
+	RateKeysCap = "idempotency_key_cap" // the client's count of idempotency keys
+)
+
+// RateLimited refuses a call over one of the client's limits until
+// RetryAfter seconds have passed. Cap is the limit, for RateKeysCap.
+type RateLimited struct {
+	Reason     string
+	RetryAfter int
+	Cap        int
+}
+
+func (e RateLimited) Error() string {
+	return fmt.Sprintf("rate limited (%s), retry after %d s", e.Reason, e.RetryAfter)
+}
+
+// KeyReused refuses an idempotency key sent before with other arguments.
+type KeyReused struct{}
+
+func (KeyReused) Error() string { return "idempotency key reused with other arguments" }
+
+// The stores a StoreUnavailable names.
+const (
+	StoreRunState = "run_state"
+	StoreRecords  = "records"
+)
+
+// StoreUnavailable refuses a call because a store of the gateway cannot be
+// reached. Engine names the records' database engine.
+type StoreUnavailable struct {
+	Which  string
+	Engine string
+	Err    error
+}
+
+func (e StoreUnavailable) Error() string {
+	return fmt.Sprintf("%s store unavailable: %v", e.Which, e.Err)
+}
+
+func (e StoreUnavailable) Unwrap() error { return e.Err }
+
+// The kinds of Limit.
+const (
+	LimitBudget          = "budget"
+	LimitGRMissing       = "gr_missing"
+	LimitCorrectedRetry  = "corrected_retry"
+	LimitERPWait         = "erp_wait"
+	LimitIdenticalRepeat = "identical_repeat"
+)
+
+// Limit refuses a call of a run that breaks one of the run's limits.
+type Limit struct {
+	Kind      string
+	Operation string
+	RunID     string
+	InvoiceID string // "" for a call about no invoice
+	// POItem is "po/item", for LimitGRMissing.
+	POItem string
+	// Budget is the run's budget per invoice, for LimitBudget.
+	Budget int
+	// RetryAfter is the seconds to wait, for LimitERPWait.
+	RetryAfter int
+	// PreviousCode is the outcome of the call repeated, for
+	// LimitIdenticalRepeat; "" while it runs.
+	PreviousCode string
+}
+
+func (e Limit) Error() string {
+	return fmt.Sprintf("run %s: %s refused by limit %s", e.RunID, e.Operation, e.Kind)
+}
+
+// NotFoundAgain is a not-found after the run's one corrected retry: the
+// named error of the second failure, handed over instead of retried.
+// Named is not unwrapped, so that it is not taken for the answer itself.
+type NotFoundAgain struct {
+	Named error
+}
+
+func (e NotFoundAgain) Error() string { return "not found again: " + e.Named.Error() }

@@ -1,0 +1,126 @@
+package errmap
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/erpgate/erpgate/api/refusal"
+)
+
+// fromRefusal names the gateway's own refusals of a call; ok is false for
+// an error that is none of them.
+func fromRefusal(err error) (e *Error, ok bool) {
+	var (
+		unauth  refusal.Unauthenticated
+		scope   refusal.ScopeMissing
+		rate    refusal.RateLimited
+		reused  refusal.KeyReused
+		store   refusal.StoreUnavailable
+		limit   refusal.Limit
+		againNF refusal.NotFoundAgain
+	)
+	switch {
+	case errors.As(err, &againNF):
+		return notFoundAgain(againNF), true
+	case errors.As(err, &unauth):
+		return New(Unauthenticated,
+			"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil), true
+	case errors.As(err, &scope):
+		return New(ScopeMissing,
+			fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", scope.Operation, scope.Scope),
+			map[string]any{"scope": scope.Scope, "operation": scope.Operation}), true
+	case errors.As(err, &rate):
+		if rate.Reason == refusal.RateKeysCap {
+			return New(RateLimited,
+				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse the key of a call you repeat; new keys are accepted as old ones expire.", rate.Cap),
+				map[string]any{"reason": rate.Reason, "retry_after_s": rate.RetryAfter}), true
+		}
+		return New(RateLimited,
+			fmt.Sprintf("This client has made more calls than its rate limit allows. Wait %d s, then go on; do not retry at once.", rate.RetryAfter),
+			map[string]any{"retry_after_s": rate.RetryAfter}), true
+	case errors.As(err, &reused):
+		return New(IdempotencyKeyReused,
+			"This idempotency key was used for a call with other arguments. Use a new key for a new call.", nil), true
+	case errors.As(err, &store):
+		if store.Which == refusal.StoreRecords {
+			return New(Internal, "The gateway cannot reach its records database, so it takes no write. Escalate.",
+				map[string]any{"reason": "records_unavailable", "engine": store.Engine}), true
+		}
+		return New(Internal,
+			"The gateway cannot reach its run-state store, so it cannot enforce the loop limits; nothing was sent to the ERP. Escalate.",
+			map[string]any{"reason": "run_state_unavailable"}), true
+	case errors.As(err, &limit):
+		return runLimit(limit), true
+	}
+	return nil, false
+}
+
+// runLimit names a call refused by one of its run's limits.
+func runLimit(l refusal.Limit) *Error {
+	d := map[string]any{"run_id": l.RunID, "operation": l.Operation, "limit": l.Kind}
+	if l.InvoiceID != "" {
+		d["invoice_id"] = l.InvoiceID
+	}
+	switch l.Kind {
+	case refusal.LimitBudget:
+		d["budget"] = l.Budget
+		what := "calls about no invoice"
+		if l.InvoiceID != "" {
+			what = "invoice " + l.InvoiceID
+		}
+		return New(BudgetExhausted, fmt.Sprintf(
+			"This run has used its budget of %d tool calls for %s. Stop and hand over with a summary of what you found.",
+			l.Budget, what), d)
+	case refusal.LimitGRMissing:
+		// Looking again will not make the goods arrive: the cure is time.
+		return New(LoopDetected, fmt.Sprintf(
+			"The goods receipt for PO item %s was already found missing in this run; looking again will not make it arrive. Hold the invoice for the scheduled re-check.",
+			l.POItem), d).Hold()
+	case refusal.LimitCorrectedRetry:
+		return New(LoopDetected, fmt.Sprintf(
+			"%s already failed twice in this run, the second time after a correction; no further retry is allowed. Hand the invoice over.",
+			l.Operation), d).Route(QueueAP)
+	case refusal.LimitERPWait:
+		d["retry_after_s"] = l.RetryAfter
+		return New(ERPUnavailable, fmt.Sprintf(
+			"The ERP was unavailable for this call moments ago; repeat it after %d s, not before. Hold the invoice meanwhile.", l.RetryAfter), d)
+	case refusal.LimitIdenticalRepeat:
+		if l.PreviousCode != "" {
+			d["previous_code"] = l.PreviousCode
+		}
+		return New(LoopDetected, fmt.Sprintf(
+			"%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.",
+			l.Operation), d)
+	}
+	return New(Internal, internalMessage, nil)
+}
+
+// notFoundAgain turns the second not-found of a run's operation into a
+// handover to the code's queue.
+func notFoundAgain(r refusal.NotFoundAgain) *Error {
+	first := Map(r.Named)
+	d := make(map[string]any, len(first.Details)+1)
+	for k, v := range first.Details {
+		d[k] = v
+	}
+	e := &Error{Code: first.Code, Retryable: first.Retryable, NextAction: first.NextAction, Details: d,
+		Status: first.Status, Cause: first.Cause}
+	e.Route("")
+	e.Message = fmt.Sprintf("Not found again after the one corrected retry (%s). Hand the invoice over to the %v queue; do not retry.",
+		ids(e.Details), e.Details["queue"])
+	return e
+}
+
+// ids names the ids in details, for a message.
+func ids(d map[string]any) string {
+	out := ""
+	for _, k := range []string{"invoice_id", "po_id", "item", "supplier_id"} {
+		if v, ok := d[k]; ok {
+			if out != "" {
+				out += ", "
+			}
+			out += fmt.Sprintf("%s %v", k, v)
+		}
+	}
+	return out
+}
