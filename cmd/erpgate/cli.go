@@ -9,6 +9,10 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/cli"
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/conformance"
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/eval"
 )
 
 // version is the release of the binary, set at build time with
@@ -29,16 +33,12 @@ Flags of the gateway. Every flag can also be set by the environment variable sho
 
 `
 
-// usageError is a mistake on the command line, such as an unknown flag or
-// a flag without its value. main prints it on one line and exits with
-// status 2.
-type usageError struct {
-	err  error
-	hint string // such as "run erpgate -h for the flags"
-}
+// runEval is "erpgate eval"; tests of the dispatch replace it.
+var runEval = eval.Run
 
-func (e *usageError) Error() string { return fmt.Sprintf("%v (%s)", e.err, e.hint) }
-func (e *usageError) Unwrap() error { return e.err }
+// usageError is a mistake on the command line; main exits with status 2
+// for it.
+type usageError = cli.UsageError
 
 // dispatch handles what comes before the gateway's configuration: the
 // subcommands, help and the version. It reports whether it handled args;
@@ -50,12 +50,12 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		case "eval":
 			return true, runEval(ctx, args[1:], getenv, stdout, stderr)
 		case "conformance":
-			return true, runConformance(ctx, args[1:], stdout, stderr)
+			return true, conformance.Run(ctx, args[1:], getenv, stdout, stderr)
 		case "help":
 			return true, runHelp(ctx, args[1:], getenv, stdout, stderr)
 		case "version":
 			if len(args) > 1 {
-				return true, &usageError{fmt.Errorf("version: unexpected argument %q", args[1]), "run erpgate -h for usage"}
+				return true, &usageError{Err: fmt.Errorf("version: unexpected argument %q", args[1]), Hint: "run erpgate -h for usage"}
 			}
 			fmt.Fprintln(stdout, versionLine(version, buildInfo()))
 			return true, nil
@@ -88,9 +88,9 @@ func runHelp(ctx context.Context, args []string, getenv func(string) string, std
 	case len(args) == 1 && args[0] == "eval":
 		err = runEval(ctx, []string{"-h"}, getenv, stdout, stderr)
 	case len(args) == 1 && args[0] == "conformance":
-		err = runConformance(ctx, []string{"-h"}, stdout, stderr)
+		err = conformance.Run(ctx, []string{"-h"}, getenv, stdout, stderr)
 	default:
-		return &usageError{fmt.Errorf("help: unknown subcommand %q", strings.Join(args, " ")), "run erpgate -h for usage"}
+		return &usageError{Err: fmt.Errorf("help: unknown subcommand %q", strings.Join(args, " ")), Hint: "run erpgate -h for usage"}
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
@@ -98,30 +98,9 @@ func runHelp(ctx context.Context, args []string, getenv func(string) string, std
 	return err
 }
 
-// parseFlags parses args with fs without letting the flag package print a
-// mistake and the whole usage: -h or -help prints the usage (fs.Usage, or
-// the defaults to fs.Output()) and returns flag.ErrHelp; any other mistake
-// comes back as a *usageError telling to run helpCmd.
+// parseFlags parses args with fs as cli.ParseFlags does.
 func parseFlags(fs *flag.FlagSet, args []string, helpCmd string) error {
-	out, usage := fs.Output(), fs.Usage
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	fs.SetOutput(out)
-	fs.Usage = usage
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, flag.ErrHelp):
-		if usage != nil {
-			usage()
-		} else {
-			fmt.Fprintf(out, "Usage of %s:\n", fs.Name())
-			fs.PrintDefaults()
-		}
-		return err
-	}
-	return &usageError{err, "run " + helpCmd + " for the flags"}
+	return cli.ParseFlags(fs, args, helpCmd)
 }
 
 // buildInfo is the binary's build information, or nil without it.

@@ -156,7 +156,7 @@ func parseConfig(args []string, getenv func(string) string, stderr io.Writer) (c
 		return config{}, err
 	}
 	if fs.NArg() > 0 {
-		return config{}, &usageError{fmt.Errorf("unexpected argument %q", fs.Arg(0)), "run erpgate -h for usage"}
+		return config{}, &usageError{Err: fmt.Errorf("unexpected argument %q", fs.Arg(0)), Hint: "run erpgate -h for usage"}
 	}
 	v := func(name string) string { return strings.TrimSpace(*values[name]) }
 

@@ -33,6 +33,13 @@ const (
 	crashAtEnv    = "ERPGATE_TEST_CRASH_AT"    // the step to die after; empty: never
 )
 
+func TestMain(m *testing.M) {
+	if args := os.Getenv(crashChildEnv); args != "" {
+		os.Exit(crashChild(args))
+	}
+	os.Exit(m.Run())
+}
+
 // crashChild serves the gateway with its records and ERP wrapped so that it
 // dies after the step named in crashAtEnv.
 func crashChild(argsJSON string) int {

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/conformance"
 )
 
 // startGateway runs the gateway on free ports and returns its base URL.
@@ -219,10 +221,25 @@ func TestREADMEListsEverySetting(t *testing.T) {
 	}
 }
 
+// TestRunDispatchesEval checks that "erpgate eval" hands its arguments
+// and writers to the eval; what the eval prints is checked in its package.
 func TestRunDispatchesEval(t *testing.T) {
+	var gotArgs []string
+	var gotOut io.Writer
+	defer func(run func(context.Context, []string, func(string) string, io.Writer, io.Writer) error) {
+		runEval = run
+	}(runEval)
+	runEval = func(_ context.Context, args []string, _ func(string) string, stdout, _ io.Writer) error {
+		gotArgs, gotOut = args, stdout
+		_, err := io.WriteString(stdout, "total: 11 cases, loops: 0, expected: 11/11\n")
+		return err
+	}
 	var out strings.Builder
-	if err := run(context.Background(), []string{"eval"}, func(string) string { return "" }, &out, io.Discard); err != nil {
+	if err := run(context.Background(), []string{"eval", "-json"}, func(string) string { return "" }, &out, io.Discard); err != nil {
 		t.Fatalf("erpgate eval: %v\n%s", err, out.String())
+	}
+	if strings.Join(gotArgs, " ") != "-json" || gotOut != io.Writer(&out) {
+		t.Errorf("the eval got arguments %q and stdout %v", gotArgs, gotOut)
 	}
 	if !strings.Contains(out.String(), "expected: 11/11") {
 		t.Errorf("erpgate eval printed:\n%s", out.String())
@@ -310,7 +327,7 @@ func writeSelfSigned(t *testing.T, dir string) (string, string) {
 func TestRunServesMCP(t *testing.T) {
 	base := startGateway(t, nil)
 	var out strings.Builder
-	if err := runConformance(context.Background(), []string{"-url", base + "/mcp"}, &out, io.Discard); err != nil {
+	if err := conformance.Run(context.Background(), []string{"-url", base + "/mcp"}, nil, &out, io.Discard); err != nil {
 		t.Fatalf("conformance against the gateway's /mcp: %v\n%s", err, out.String())
 	}
 	if !strings.Contains(out.String(), "outcomes intact") {

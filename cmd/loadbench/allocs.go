@@ -13,11 +13,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/erpgate/erpgate/api"
+	erpgate "github.com/erpgate/erpgate/cmd/internal/gateway"
 	"github.com/erpgate/erpgate/erp"
-	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/erp/sap"
-	"github.com/erpgate/erpgate/retry"
 )
 
 // allocReading is allocations per get_invoice, from the gateway's code run
@@ -69,33 +66,25 @@ func measureAllocs(ctx context.Context, erpURL, readPath string) (allocReading, 
 	rec := &canned{status: resp.StatusCode, header: resp.Header, body: body}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 
-	client, err := sap.New(erpURL, sap.Options{HTTPClient: &http.Client{Transport: rec}})
+	// Both gateways read the ERP through rec; the first reads it for real,
+	// the second holds the invoice the first read and asks nothing.
+	cfg := erpgate.Config{ERPURL: erpURL, ERPHTTPClient: &http.Client{Transport: rec}, SkipMetadata: true, Logger: logger}
+	proxiedGW, err := erpgate.New(ctx, cfg)
 	if err != nil {
 		return r, err
 	}
-	inv, err := client.Invoice(ctx, invoiceID)
+	defer proxiedGW.Close()
+	inv, err := proxiedGW.ERP().Invoice(ctx, invoiceID)
 	if err != nil {
 		return r, err
 	}
-	store, err := records.OpenTemp(ctx, records.Options{})
+	cfg.WrapERP = func(erp.Client) erp.Client { return oneInvoice{inv: inv} }
+	fakeGW, err := erpgate.New(ctx, cfg)
 	if err != nil {
 		return r, err
 	}
-	defer store.Close()
-	fake, err := api.NewServer(api.Options{ERP: oneInvoice{inv: inv}, Records: store, Logger: logger})
-	if err != nil {
-		return r, err
-	}
-	metrics := api.NewMetrics()
-	client, err = sap.New(erpURL, sap.Options{HTTPClient: &http.Client{Transport: rec},
-		Runner: retry.New(retry.Policy{}, metrics), Logger: logger.With("component", "erp")})
-	if err != nil {
-		return r, err
-	}
-	proxied, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, Logger: logger})
-	if err != nil {
-		return r, err
-	}
+	defer fakeGW.Close()
+	fake, proxied := fakeGW.REST(), proxiedGW.REST()
 	if r.gateway, err = allocsPerRead(fake); err != nil {
 		return r, err
 	}

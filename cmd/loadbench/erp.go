@@ -8,9 +8,8 @@ import (
 	"strings"
 	"sync"
 
+	erpgate "github.com/erpgate/erpgate/cmd/internal/gateway"
 	"github.com/erpgate/erpgate/erp"
-	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/erp/sap"
 )
 
 // The documents every hit is about: a parked invoice that matches its
@@ -38,13 +37,14 @@ func (r *recorder) RoundTrip(req *http.Request) (*http.Response, error) {
 // erpCalls returns the OData requests (paths with their query) the gateway's
 // SAP client makes for op against the ERP at erpURL: the reads a client
 // without the gateway would have to make itself.
-func erpCalls(ctx context.Context, erpURL string, op func(context.Context, *sap.Client) error) ([]string, error) {
+func erpCalls(ctx context.Context, erpURL string, op func(context.Context, *erpgate.Gateway) error) (_ []string, err error) {
 	rec := &recorder{base: http.DefaultTransport}
-	client, err := sap.New(erpURL, sap.Options{HTTPClient: &http.Client{Transport: rec}})
+	gw, err := erpgate.New(ctx, erpgate.Config{ERPURL: erpURL, ERPHTTPClient: &http.Client{Transport: rec}, SkipMetadata: true})
 	if err != nil {
 		return nil, err
 	}
-	if err := op(ctx, client); err != nil {
+	defer func() { err = errors.Join(err, gw.Close()) }()
+	if err := op(ctx, gw); err != nil {
 		return nil, err
 	}
 	var paths []string
@@ -61,23 +61,17 @@ func erpCalls(ctx context.Context, erpURL string, op func(context.Context, *sap.
 	return paths, nil
 }
 
-func readInvoice(id string) func(context.Context, *sap.Client) error {
-	return func(ctx context.Context, c *sap.Client) error {
-		_, err := c.Invoice(ctx, id)
+func readInvoice(id string) func(context.Context, *erpgate.Gateway) error {
+	return func(ctx context.Context, gw *erpgate.Gateway) error {
+		_, err := gw.ERP().Invoice(ctx, id)
 		return err
 	}
 }
 
-// threeWayMatch matches the invoice as the gateway does. The match reads
-// only the ERP; the process still needs a records store, so a temporary one
-// is opened for the call.
-func threeWayMatch(ctx context.Context, c *sap.Client) (err error) {
-	store, err := records.OpenTemp(ctx, records.Options{})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, store.Close()) }()
-	res, err := erp.NewProcess(c, erp.ProcessOptions{Records: store}).ThreeWayMatch(ctx, invoiceID)
+// threeWayMatch matches the invoice as the gateway does, with the
+// gateway's ERP client and records.
+func threeWayMatch(ctx context.Context, gw *erpgate.Gateway) error {
+	res, err := erp.NewProcess(gw.ERP(), erp.ProcessOptions{Records: gw.Records()}).ThreeWayMatch(ctx, invoiceID)
 	if err != nil {
 		return err
 	}
@@ -88,8 +82,8 @@ func threeWayMatch(ctx context.Context, c *sap.Client) (err error) {
 }
 
 // readMissing reads the unknown invoice and expects not found.
-func readMissing(ctx context.Context, c *sap.Client) error {
-	_, err := c.Invoice(ctx, missingInvoiceID)
+func readMissing(ctx context.Context, gw *erpgate.Gateway) error {
+	_, err := gw.ERP().Invoice(ctx, missingInvoiceID)
 	if _, ok := err.(*erp.NotFoundError); !ok {
 		return fmt.Errorf("invoice %s: got %v, want not found", missingInvoiceID, err)
 	}

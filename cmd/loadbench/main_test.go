@@ -47,10 +47,12 @@ const (
 )
 
 // TestQuickRun runs the bench briefly with whatever nginx the machine has
-// and checks the shape of what it prints, never the figures.
+// and checks the shape of what it prints, never the figures. The runs are
+// shorter and the connections fewer than -quick's: the shape is the same.
 func TestQuickRun(t *testing.T) {
 	profile := filepath.Join(t.TempDir(), "erpgate-cpu.pprof")
-	out := runBench(t, "-quick", "-erpgate", erpgateBin, "-profile", profile)
+	out := runBench(t, "-quick", "-sat", "150ms", "-fixed", "150ms", "-conns", "10", "-c", "8",
+		"-erpgate", erpgateBin, "-profile", profile)
 	withNginx := !strings.Contains(out, "running without the nginx column")
 	if !withNginx {
 		t.Log("nginx is not available here: checked the output without its column")
@@ -71,7 +73,7 @@ func TestQuickRun(t *testing.T) {
 // TestRunWithoutNginx checks that a missing nginx leaves its column out
 // and its goals unjudged instead of failing the run.
 func TestRunWithoutNginx(t *testing.T) {
-	out := runBench(t, "-quick", "-sat", "200ms", "-fixed", "200ms", "-conns", "10", "-c", "8",
+	out := runBench(t, "-quick", "-sat", "100ms", "-fixed", "100ms", "-conns", "10", "-c", "8",
 		"-erpgate", erpgateBin, "-nginx", filepath.Join(t.TempDir(), "no-nginx"))
 	if !strings.Contains(out, "running without the nginx column") {
 		t.Errorf("output does not say nginx is left out")

@@ -11,9 +11,8 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/api"
+	erpgate "github.com/erpgate/erpgate/cmd/internal/gateway"
 	"github.com/erpgate/erpgate/erp"
-	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -23,41 +22,33 @@ func gatewayPolicy() retry.Policy {
 	return retry.Policy{AttemptTimeout: time.Second}
 }
 
-// gateway is the whole erpgate stack on loopback (api server, SAP client,
-// retry runner) with an HTTP client for the agent.
+// gateway is the whole erpgate stack on loopback, built as erpgate builds
+// it, with an HTTP client for the agent.
 type gateway struct {
-	srv     *loopback
-	http    *http.Client
-	watch   *breakerWatch
-	records records.Store
+	srv   *loopback
+	http  *http.Client
+	watch *breakerWatch
+	gw    *erpgate.Gateway
 }
 
 // startGateway builds a fresh stack, so fresh breakers and retry budget,
-// over the ERP at erpURL.
+// over the ERP at erpURL. It reads no $metadata at start, so that every ERP
+// call counted is one an agent's request caused.
 func startGateway(erpURL string, concurrency int) (client, error) {
 	watch := &breakerWatch{Metrics: api.NewMetrics()}
-	runner := retry.New(gatewayPolicy(), watch)
-	erpClient, err := sap.New(erpURL, sap.Options{Runner: runner})
+	gw, err := erpgate.New(context.Background(), erpgate.Config{ERPURL: erpURL, SkipMetadata: true,
+		Retry: gatewayPolicy(), Metrics: watch.Metrics, RetryObserver: watch})
 	if err != nil {
 		return nil, err
 	}
-	store, err := records.OpenTemp(context.Background(), records.Options{})
+	srv, err := serveLoopback(gw.Handler())
 	if err != nil {
-		return nil, err
-	}
-	handler, err := api.NewServer(api.Options{ERP: erpClient, Records: store, Metrics: watch.Metrics, BreakerStates: runner.BreakerStates})
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	srv, err := serveLoopback(handler)
-	if err != nil {
-		store.Close()
+		gw.Close()
 		return nil, err
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = concurrency
-	return &gateway{srv: srv, http: &http.Client{Transport: tr}, watch: watch, records: store}, nil
+	return &gateway{srv: srv, http: &http.Client{Transport: tr}, watch: watch, gw: gw}, nil
 }
 
 // get reads the purchase order through the gateway.
@@ -112,7 +103,7 @@ func (g *gateway) openings() ([]time.Time, bool) {
 func (g *gateway) close() {
 	g.http.CloseIdleConnections()
 	g.srv.shutdown(time.Second)
-	g.records.Close()
+	g.gw.Close()
 }
 
 // breakerWatch is the gateway's metrics as the retry observer, noting

@@ -38,14 +38,18 @@ const (
 	columns
 )
 
+// TestRunQuick runs every scenario and client in the smallest run that
+// still opens the breaker in the outage, and checks what holds whatever the
+// timings.
 func TestRunQuick(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	if err := run(context.Background(), []string{"-quick", "-n", "60"}, &stdout, &stderr); err != nil {
+	args := []string{"-quick", "-n", "20", "-c", "5", "-cap", "500ms", "-warmup", "10"}
+	if err := run(context.Background(), args, &stdout, &stderr); err != nil {
 		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
 	}
 	out := stdout.String()
 	t.Logf("output:\n%s", out)
-	for _, want := range []string{"GOMAXPROCS", "go1.", "go-retryablehttp defaults", "cap 4s", "60 GETs"} {
+	for _, want := range []string{"GOMAXPROCS", "go1.", "go-retryablehttp defaults", "cap 500ms", "20 GETs"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("header lacks %q", want)
 		}

@@ -1,4 +1,4 @@
-package main
+package conformance
 
 import (
 	"bytes"
@@ -14,12 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/erpgate/erpgate/api"
-	erpmcp "github.com/erpgate/erpgate/api/mcp"
-	"github.com/erpgate/erpgate/erp/records/recordstest"
-	"github.com/erpgate/erpgate/erp/sap"
-	"github.com/erpgate/erpgate/erp/sim"
-	"github.com/erpgate/erpgate/openapi"
+	"github.com/erpgate/erpgate/cmd/internal/gateway"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -29,9 +24,6 @@ import (
 const stdioProxyEnv = "ERPGATE_TEST_STDIO_PROXY"
 
 func TestMain(m *testing.M) {
-	if args := os.Getenv(crashChildEnv); args != "" {
-		os.Exit(crashChild(args))
-	}
 	if url := os.Getenv(stdioProxyEnv); url != "" {
 		if err := stdioProxy(url); err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")
@@ -67,39 +59,23 @@ func stdioProxy(url string) error {
 // REST API beside it, over an embedded simulated ERP, and returns its URL.
 func startMCPStack(t *testing.T) string {
 	t.Helper()
-	simSrv := httptest.NewServer(sim.New(sim.Options{}))
-	t.Cleanup(simSrv.Close)
-	metrics := api.NewMetrics()
-	runner := retry.New(retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}, metrics)
-	client, err := sap.New(simSrv.URL, sap.Options{Runner: runner})
+	gw, err := gateway.New(context.Background(), gateway.Config{
+		Retry:   retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond},
+		DataDir: t.TempDir(),
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, _ := recordstest.SQLite(t)
-	rest, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics})
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := openapi.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := erpmcp.New(rest, doc, erpmcp.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/mcp", m.Handler())
-	mux.Handle("/", rest)
-	gw := httptest.NewServer(mux)
-	t.Cleanup(gw.Close)
-	return gw.URL
+	t.Cleanup(func() { gw.Close() })
+	srv := httptest.NewServer(gw.Handler())
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 func conformance(t *testing.T, args ...string) (string, error) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := runConformance(context.Background(), append(args, "-timeout", "60s"), &out, &errOut)
+	err := Run(context.Background(), append(args, "-timeout", "60s"), nil, &out, &errOut)
 	t.Logf("conformance %v:\n%s%s", args, out.String(), errOut.String())
 	return out.String(), err
 }
@@ -265,7 +241,7 @@ func TestSplitCommand(t *testing.T) {
 
 func TestConformanceFlags(t *testing.T) {
 	for _, args := range [][]string{{}, {"-url", "http://x/mcp", "-cmd", "x"}, {"-cmd", "x", "-header", "A: b"}, {"-url", "http://x", "-header", "bad"}} {
-		if err := runConformance(context.Background(), args, io.Discard, io.Discard); err == nil {
+		if err := Run(context.Background(), args, nil, io.Discard, io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package eval
 
 import (
 	"bytes"
@@ -6,23 +6,47 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 )
 
 func noEnv(string) string { return "" }
 
+// evalJSON is the output of one full "erpgate eval -json", played once for
+// every test that reads it.
+var evalJSON struct {
+	once sync.Once
+	out  []byte
+	err  error
+}
+
+// evalOutput plays the eval once, with -json, and decodes what it printed.
+func evalOutput(t *testing.T) ([]byte, evalResult) {
+	t.Helper()
+	evalJSON.once.Do(func() {
+		var out bytes.Buffer
+		evalJSON.err = Run(context.Background(), []string{"-json"}, noEnv, &out, io.Discard)
+		evalJSON.out = out.Bytes()
+	})
+	if evalJSON.err != nil {
+		t.Fatalf("Run: %v\n%s", evalJSON.err, evalJSON.out)
+	}
+	var got evalResult
+	if err := json.Unmarshal(evalJSON.out, &got); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, evalJSON.out)
+	}
+	return evalJSON.out, got
+}
+
+// evalResult is what -json prints.
+type evalResult struct {
+	Rows   []evalRow  `json:"rows"`
+	Totals evalTotals `json:"totals"`
+}
+
 func TestEvalJSONRows(t *testing.T) {
-	var out bytes.Buffer
-	if err := runEval(context.Background(), []string{"-json"}, noEnv, &out, io.Discard); err != nil {
-		t.Fatalf("runEval: %v\n%s", err, out.String())
-	}
-	var got struct {
-		Rows   []evalRow  `json:"rows"`
-		Totals evalTotals `json:"totals"`
-	}
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
-	}
+	raw, got := evalOutput(t)
+	out := bytes.NewBuffer(raw)
 	want := []struct {
 		invoice, name, first, final, queue string
 		retries, calls                     int
@@ -76,10 +100,13 @@ func TestEvalJSONRows(t *testing.T) {
 	}
 }
 
+// TestEvalTable prints the rows of the eval without -json: the table Run
+// prints is report's over the same rows.
 func TestEvalTable(t *testing.T) {
+	_, res := evalOutput(t)
 	var out bytes.Buffer
-	if err := runEval(context.Background(), nil, noEnv, &out, io.Discard); err != nil {
-		t.Fatalf("runEval: %v\n%s", err, out.String())
+	if err := report(&out, res.Rows, false); err != nil {
+		t.Fatalf("report: %v\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 	if len(lines) != 13 {
@@ -103,7 +130,7 @@ func TestEvalTable(t *testing.T) {
 }
 
 func TestEvalRefusesArguments(t *testing.T) {
-	if err := runEval(context.Background(), []string{"extra"}, noEnv, io.Discard, io.Discard); err == nil {
-		t.Error("runEval accepted a stray argument")
+	if err := Run(context.Background(), []string{"extra"}, noEnv, io.Discard, io.Discard); err == nil {
+		t.Error("Run accepted a stray argument")
 	}
 }

@@ -1,4 +1,7 @@
-package main
+// Package eval is "erpgate eval": it plays the reference agent over the
+// golden set, each case against a fresh gateway over the simulated ERP,
+// and reports what each case cost and how it ended.
+package eval
 
 import (
 	"bytes"
@@ -14,11 +17,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/erpgate/erpgate/api"
-	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/erp/sap"
-	"github.com/erpgate/erpgate/erp/sim"
-	"github.com/erpgate/erpgate/retry"
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/cli"
+	"github.com/erpgate/erpgate/cmd/internal/gateway"
 )
 
 // The final outcomes of a case.
@@ -119,34 +119,50 @@ type evalTotals struct {
 	Expected  int `json:"expected"`
 }
 
-// runEval plays the reference agent over the golden set, one fresh gateway
+// Run plays the reference agent over the golden set, one fresh gateway
 // and simulated ERP per case, and prints what each case cost and how it
 // ended. It fails when a case missed its expected outcome or the gateway saw
-// a loop.
-func runEval(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+// a loop. args are the flags after "erpgate eval"; -h prints them to stderr
+// and returns flag.ErrHelp.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("erpgate eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print the rows as JSON instead of a table")
-	if err := parseFlags(fs, args, "erpgate eval -h"); err != nil {
+	if err := cli.ParseFlags(fs, args, "erpgate eval -h"); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("eval: unexpected arguments %q", fs.Args())
 	}
+	rows, err := evaluate(ctx)
+	if err != nil {
+		return err
+	}
+	return report(stdout, rows, *asJSON)
+}
+
+// evaluate plays every case and returns its row.
+func evaluate(ctx context.Context) ([]evalRow, error) {
 	var rows []evalRow
 	for i, c := range evalCases() {
 		row, err := evalOne(ctx, fmt.Sprintf("eval-%02d-%s", i+1, c.invoiceID), c)
 		if err != nil {
-			return fmt.Errorf("eval: case %s %q: %w", c.invoiceID, c.name, err)
+			return nil, fmt.Errorf("eval: case %s %q: %w", c.invoiceID, c.name, err)
 		}
 		rows = append(rows, row)
 	}
+	return rows, nil
+}
+
+// report prints the rows and their totals, as JSON or a table, and fails
+// when a case missed its expected outcome or the gateway saw a loop.
+func report(w io.Writer, rows []evalRow, asJSON bool) error {
 	totals := sumRows(rows)
 	var err error
-	if *asJSON {
-		err = printEvalJSON(stdout, rows, totals)
+	if asJSON {
+		err = printEvalJSON(w, rows, totals)
 	} else {
-		err = printEvalTable(stdout, rows, totals)
+		err = printEvalTable(w, rows, totals)
 	}
 	if err != nil {
 		return err
@@ -161,7 +177,7 @@ func runEval(ctx context.Context, args []string, getenv func(string) string, std
 // evalOne plays one case against a stack of its own, so that no case sees
 // another's approvals, holds or postings.
 func evalOne(ctx context.Context, runID string, c evalCase) (evalRow, error) {
-	base, stop, err := startEvalStack()
+	base, stop, err := startEvalStack(ctx)
 	if err != nil {
 		return evalRow{}, err
 	}
@@ -254,37 +270,19 @@ func printEvalTable(w io.Writer, rows []evalRow, t evalTotals) error {
 	return err
 }
 
-// startEvalStack starts a simulated ERP seeded with the golden set and a
-// gateway in front of it, both on loopback, and returns the gateway's URL.
-func startEvalStack() (string, func(), error) {
-	simURL, stopSim, err := serveLoopback(sim.New(sim.Options{}))
+// startEvalStack starts a gateway over a simulated ERP seeded with the
+// golden set, both on loopback, and returns the gateway's URL.
+func startEvalStack(ctx context.Context) (string, func(), error) {
+	gw, err := gateway.New(ctx, gateway.Config{})
 	if err != nil {
 		return "", nil, err
 	}
-	metrics := api.NewMetrics()
-	client, err := sap.New(simURL, sap.Options{Runner: retry.New(retry.Policy{}, metrics)})
+	gwURL, stopGW, err := serveLoopback(gw.Handler())
 	if err != nil {
-		stopSim()
+		gw.Close()
 		return "", nil, err
 	}
-	store, err := records.OpenTemp(context.Background(), records.Options{})
-	if err != nil {
-		stopSim()
-		return "", nil, err
-	}
-	handler, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics})
-	if err != nil {
-		store.Close()
-		stopSim()
-		return "", nil, err
-	}
-	gwURL, stopGW, err := serveLoopback(handler)
-	if err != nil {
-		store.Close()
-		stopSim()
-		return "", nil, err
-	}
-	return gwURL, func() { stopGW(); store.Close(); stopSim() }, nil
+	return gwURL, func() { stopGW(); gw.Close() }, nil
 }
 
 // serveLoopback serves h on a free loopback port until the returned stop is

@@ -1,4 +1,7 @@
-package main
+// Package conformance is "erpgate conformance": it calls the golden named
+// outcomes through an MCP server that fronts erpgate and reports, field by
+// field, whether the error contract reached the MCP client intact.
+package conformance
 
 import (
 	"bytes"
@@ -22,15 +25,18 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/erpgate/erpgate/cmd/erpgate/internal/cli"
 	"github.com/erpgate/erpgate/openapi"
 )
 
-// runConformance connects to an MCP server that fronts erpgate (erpgate's
+// Run connects to an MCP server that fronts erpgate (erpgate's
 // own /mcp, or an OpenAPI-to-MCP bridge over the contract), calls the golden
 // named outcomes through it and reports, field by field, whether the error
 // contract reached the MCP client intact. It fails when any outcome lost
-// something.
-func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+// something. args are the flags after "erpgate conformance"; -h prints
+// them to stderr and returns flag.ErrHelp. getenv is unused: every setting
+// is a flag.
+func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("erpgate conformance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	endpoint := fs.String("url", "", "MCP Streamable HTTP endpoint, such as http://127.0.0.1:8080/mcp")
@@ -43,7 +49,7 @@ func runConformance(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintln(stderr, "Calls the golden named outcomes through an MCP server and reports which error fields arrive intact.")
 		fs.PrintDefaults()
 	}
-	if err := parseFlags(fs, args, "erpgate conformance -h"); err != nil {
+	if err := cli.ParseFlags(fs, args, "erpgate conformance -h"); err != nil {
 		return err
 	}
 	if (*endpoint == "") == (*command == "") || fs.NArg() > 0 {
