@@ -43,7 +43,10 @@ func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
 	other := list[0].ID
 	asked := slices.DeleteFunc(list, func(inv erp.Invoice) bool { return inv.ID != id })
 	if len(asked) == 0 {
-		return erp.Invoice{}, r.malformed(http.StatusOK, fmt.Errorf("the answer is about invoice %q, not %q", other, id))
+		return erp.Invoice{}, r.upstream(http.StatusOK, func(up *erp.UpstreamError) {
+			up.Text = "answer about another invoice"
+			up.Err = fmt.Errorf("the answer is about invoice %q, not %q", other, id)
+		})
 	}
 	return slices.MaxFunc(asked, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
 }
