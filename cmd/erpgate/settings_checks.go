@@ -1,0 +1,155 @@
+package main
+
+import (
+	"strings"
+
+	"golang.org/x/oauth2/clientcredentials"
+
+	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/sap"
+)
+
+// A check is a rule between settings, run in order once every setting is
+// parsed. It may complete c from several settings, and returns what is
+// wrong, each message naming a setting.
+type check struct {
+	name string
+	run  func(c *config) []error
+}
+
+// checks are the rules between settings, named for the tests; the ERP
+// credentials are settled before their TLS configuration is read.
+var checks = []check{
+	{"tls-pair", checkTLSPair},
+	{"erp-call-timeout", checkCallTimeout},
+	{"erp-auth", checkERPAuth},
+	{"erp-tls", checkERPTLS},
+	{"records-store", checkRecordsStore},
+	{"routing", checkRouting},
+}
+
+// checkTLSPair: -tls-cert and -tls-key come together or not at all.
+func checkTLSPair(c *config) []error {
+	if (c.tlsCert == "") != (c.tlsKey == "") {
+		return []error{settingError("tls-cert", "needs -tls-key, and -tls-key needs -tls-cert")}
+	}
+	return nil
+}
+
+// checkCallTimeout: the deadline of a call leaves room for its first
+// attempt.
+func checkCallTimeout(c *config) []error {
+	if c.retry.CallTimeout < c.erpTimeout {
+		return []error{settingError("erp-call-timeout", "must not be shorter than -erp-timeout")}
+	}
+	return nil
+}
+
+// checkERPAuth settles -erp-auth (basic with -erp-user, else none, when
+// not given) and checks the credential settings against it: those of the
+// chosen way must be there, those of another way are refused, so that a
+// typo in -erp-auth cannot silently send no credentials. For oauth2 it
+// sets c.erpOAuth2.
+func checkERPAuth(c *config) []error {
+	var errs []error
+	bad := func(name, why string) { errs = append(errs, settingError(name, why)) }
+	if c.erpAuth == "" {
+		c.erpAuth = sap.AuthNone
+		if c.erpUser != "" {
+			c.erpAuth = sap.AuthBasic
+		}
+	}
+	in := c.erpIn
+	given := map[string]bool{
+		"erp-user": c.erpUser != "", "erp-client-cert": in.clientCert != "", "erp-client-key": in.clientKey != "",
+		"erp-token-url": in.tokenURL != "", "erp-client-id": in.clientID != "", "erp-client-secret": in.clientSecret != "",
+		"erp-scopes": in.scopes != "",
+	}
+	refuse := func(why string, names ...string) {
+		for _, n := range names {
+			if given[n] {
+				bad(n, why)
+			}
+		}
+	}
+	need := func(why string, names ...string) {
+		for _, n := range names {
+			if !given[n] {
+				bad(n, why)
+			}
+		}
+	}
+	mtls := []string{"erp-client-cert", "erp-client-key"}
+	oauth := []string{"erp-token-url", "erp-client-id", "erp-client-secret", "erp-scopes"}
+	switch c.erpAuth {
+	case sap.AuthNone:
+		refuse("needs -erp-auth basic", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		refuse("needs -erp-auth oauth2", oauth...)
+	case sap.AuthBasic:
+		need("must be set for -erp-auth basic", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		refuse("needs -erp-auth oauth2", oauth...)
+	case sap.AuthMTLS:
+		refuse("is for -erp-auth basic, not mtls", "erp-user")
+		refuse("needs -erp-auth oauth2", oauth...)
+		need("must be set for -erp-auth mtls", mtls...)
+		if !strings.HasPrefix(c.erpURL, "https://") {
+			bad("erp-auth", "mtls needs an https -erp-url")
+		}
+	case sap.AuthOAuth2:
+		refuse("is for -erp-auth basic, not oauth2", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		need("must be set for -erp-auth oauth2", "erp-token-url", "erp-client-id", "erp-client-secret")
+		if in.tokenURL != "" && !absoluteURL(in.tokenURL, "http", "https") {
+			bad("erp-token-url", absoluteHTTPURL)
+		}
+		c.erpOAuth2 = &clientcredentials.Config{ClientID: in.clientID, ClientSecret: in.clientSecret, TokenURL: in.tokenURL,
+			Scopes: strings.FieldsFunc(in.scopes, func(r rune) bool { return r == ',' || r == ' ' })}
+	default:
+		// refused by the parser of -erp-auth
+	}
+	return errs
+}
+
+// checkERPTLS reads the client certificate of -erp-auth mtls and the CAs
+// of -erp-ca (parsed on their own already) into c.erpTLS; with neither,
+// it stays nil, for the defaults.
+func checkERPTLS(c *config) []error {
+	cert, key := c.erpIn.clientCert, c.erpIn.clientKey
+	if c.erpAuth != sap.AuthMTLS || cert == "" || key == "" {
+		cert, key = "", "" // what checkERPAuth reports
+	}
+	if cert != "" {
+		if _, err := sap.ClientTLS(cert, key, ""); err != nil {
+			return []error{settingError("erp-client-cert", "with -erp-client-key: "+strings.TrimPrefix(err.Error(), "sap: "))}
+		}
+	}
+	if cert != "" || c.erpIn.ca != "" {
+		c.erpTLS, _ = sap.ClientTLS(cert, key, c.erpIn.ca) // nil when -erp-ca is wrong, which its parser reports
+	}
+	return nil
+}
+
+// checkRecordsStore: the records go to PostgreSQL at -database-url, else
+// to SQLite in -data-dir.
+func checkRecordsStore(c *config) []error {
+	if c.databaseURL == "" && c.dataDir == "" {
+		return []error{settingError("data-dir", "must name a directory when -database-url is empty")}
+	}
+	return nil
+}
+
+// checkRouting: without -approval-rules, approvals are routed by the
+// default bands with -auto-approve-limit, which must stay below the first.
+func checkRouting(c *config) []error {
+	if c.approvalRules != "" {
+		return nil // c.routing is the file's, checked by its parser
+	}
+	c.routing = erp.DefaultRouting
+	c.routing.Default.AutoApproveLimit = c.autoApproveLimit
+	if err := c.routing.Validate(); err != nil {
+		return []error{settingError("auto-approve-limit", "must be below the first band (50000)")}
+	}
+	return nil
+}

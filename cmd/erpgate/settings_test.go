@@ -1,0 +1,215 @@
+package main
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// TestEverySettingParses runs each setting's parser on a good and a bad
+// value: a setting added to the table without a case here fails.
+func TestEverySettingParses(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := writeSelfSigned(t, dir)
+	missing := filepath.Join(dir, "missing.pem")
+	rules, badRules := filepath.Join(dir, "rules.json"), filepath.Join(dir, "bad-rules.json")
+	writeFile(t, rules, `{"default": {"auto_approve_limit": "5", "bands": [{"up_to": "50", "group": "ap_manager"}]}}`)
+	writeFile(t, badRules, `{"default": {"auto_approve_limit": "-5"}}`)
+	const key = "bot:" + "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef" + ":read+write"
+
+	// why is the bad value's message after "-name (ENV): "; ending in "…",
+	// its start. A setting that takes any value has no bad one (bad and why
+	// empty). asGiven settings keep the white space around their value.
+	cases := map[string]struct {
+		good, bad, why string
+		asGiven        bool
+	}{
+		"config":              {good: "erpgate.env"}, // read before the others, by loadConfigFile (TestConfigFile)
+		"addr":                {good: "127.0.0.1:0", bad: "8080", why: "must be host:port with a port from 0 to 65535, such as :8080 or 127.0.0.1:0"},
+		"tls-cert":            {good: certFile, bad: missing, why: "cannot read the file"},
+		"tls-key":             {good: keyFile, bad: missing, why: "cannot read the file"},
+		"shutdown-timeout":    {good: "1ns", bad: "-1s", why: "must be a duration such as 20s"},
+		"public-url":          {good: "https://erpgate.example.com", bad: "erpgate.example.com", why: "must be an absolute http(s) URL"},
+		"erp-url":             {good: "https://s4.example.com/", bad: "ftp://s4.example.com", why: "must be an absolute http(s) URL"},
+		"erp-user":            {good: "ERPGATE_SVC"},
+		"erp-password":        {good: "pass word", asGiven: true},
+		"erp-auth":            {good: "mtls", bad: "kerberos", why: "must be basic, mtls, oauth2 or none"},
+		"erp-client-cert":     {good: certFile}, // read with -erp-client-key: checkERPTLS
+		"erp-client-key":      {good: keyFile},
+		"erp-ca":              {good: certFile, bad: keyFile, why: "CA bundle " + keyFile + " holds no PEM certificate"},
+		"erp-token-url":       {good: "https://t.example.com/oauth/token"}, // checked for -erp-auth oauth2: checkERPAuth
+		"erp-client-id":       {good: "sb-erpgate"},
+		"erp-client-secret":   {good: "s3cret", asGiven: true},
+		"erp-scopes":          {good: "API_A, API_B"},
+		"sap-client":          {good: "100", bad: "10", why: "must be three digits, such as 100"},
+		"erp-timeout":         {good: "1ms", bad: "0s", why: "must be a positive duration such as 3s"},
+		"erp-attempts":        {good: "10", bad: "11", why: "must be a whole number from 1 to 10"},
+		"erp-call-timeout":    {good: "1ms", bad: "soon", why: "must be a positive duration such as 2s"},
+		"erp-backoff":         {good: "1ms", bad: "-1ms", why: "must be a positive duration such as 2s"},
+		"erp-backoff-max":     {good: "1ms", bad: "0", why: "must be a positive duration such as 2s"},
+		"breaker-open-for":    {good: "1ms", bad: "5", why: "must be a positive duration such as 2s"},
+		"retry-budget":        {good: "0", bad: "1.5", why: "must be a number from 0 to 1"},
+		"sim-addr":            {good: "[::1]:0", bad: ":65536", why: "must be host:port with a port from 0 to 65535, such as 127.0.0.1:8090 or 127.0.0.1:0"},
+		"sim-faults":          {good: "purchase_order:status=503,p=0.3", bad: "po:colour=red", why: `sim: fault rule 1 "po:colour=red": unknown key "colour" …`},
+		"sim-seed":            {good: "18446744073709551615", bad: "-1", why: "must be a whole number"},
+		"auto-approve-limit":  {good: "0", bad: "-0.01", why: "must be a non-negative amount"},
+		"approval-rules":      {good: rules, bad: badRules, why: "routing rules: default: auto_approve_limit must not be negative"},
+		"approval-webhook":    {good: "http://hooks.internal/approvals", bad: "/approvals", why: "must be an absolute http(s) URL"},
+		"data-dir":            {good: "/var/lib/erpgate"}, // needed without -database-url: checkRecordsStore
+		"database-url":        {good: "postgresql://erpgate@db:5432/erpgate", bad: "mysql://db/erpgate", why: "must be a postgres:// URL"},
+		"max-keys-per-client": {good: "1", bad: "-1", why: "must be a whole number, 0 for no cap"},
+		"tolerance-percent":   {good: "2.5", bad: "two", why: "must be a non-negative number"},
+		"tolerance-absolute":  {good: "0", bad: "-50", why: "must be a non-negative amount"},
+		"max-body-bytes":      {good: "16777216", bad: "1023", why: "must be a whole number from 1024 to 16777216"},
+		"run-limits":          {good: "false", bad: "no", why: "must be true or false"},
+		"run-budget":          {good: "1", bad: "0", why: "must be a whole number of at least 1"},
+		"run-ttl":             {good: "1m", bad: "59s", why: "must be a duration of at least 1m"},
+		"run-strict":          {good: "true", bad: "yes", why: "must be true or false"},
+		"run-fail-open":       {good: "1", bad: "on", why: "must be true or false"},
+		"recheck-every":       {good: "1s", bad: "999ms", why: "must be a duration of at least 1s"},
+		"recheck-interval":    {good: "1h", bad: "1", why: "must be a duration of at least 1s"},
+		"handover-webhook":    {good: "https://hooks.example.com/x", bad: "hooks.example.com", why: "must be an absolute http(s) URL"},
+		"redis-url":           {good: "rediss://redis:6380/1", bad: "redis://redis:port", why: "must be a redis:// or rediss:// URL"},
+		"api-keys":            {good: key, bad: "bot:abc:read", why: `credential "bot": the key hash must be 64 hex digits (sha256 of the key)`},
+		"post-scope":          {good: "true", bad: "maybe", why: "must be true or false"},
+		"protect-ops":         {good: "true", bad: "", why: "must be true or false"},
+		"rate-limit":          {good: "1", bad: "-1", why: "must be a whole number, 0 for no limit"},
+		"rate-window":         {good: "1s", bad: "1ms", why: "must be a duration of at least 1s"},
+		"log-level":           {good: "warn", bad: "loud", why: "must be debug, info, warn or error"},
+		"log-format":          {good: "text", bad: "JSON", why: "must be json or text"},
+		"debug-addr":          {good: "localhost:6060", bad: "0.0.0.0:6060", why: "must be a loopback address with a port from 0 to 65535, such as 127.0.0.1:6060"},
+	}
+	for _, s := range settings {
+		tt, ok := cases[s.name]
+		if !ok {
+			t.Errorf("-%s has no case here", s.name)
+			continue
+		}
+		delete(cases, s.name)
+		t.Run(s.name, func(t *testing.T) {
+			var def config
+			if errs := s.apply(s.def, &def); errs != nil {
+				t.Errorf("default %q: %v", s.def, errs)
+			}
+			var good config
+			if errs := s.apply(tt.good, &good); errs != nil {
+				t.Errorf("%q: %v", tt.good, errs)
+			}
+			if s.name != "config" && reflect.DeepEqual(good, config{}) {
+				t.Errorf("%q left the config as it was", tt.good)
+			}
+			var padded config
+			if errs := s.apply(" "+tt.good+"\t", &padded); errs != nil {
+				t.Errorf("%q with white space: %v", tt.good, errs)
+			}
+			if reflect.DeepEqual(padded, good) == tt.asGiven {
+				t.Errorf("%q with white space: kept %v, want %v", tt.good, !tt.asGiven, tt.asGiven)
+			}
+			if tt.why == "" {
+				if errs := s.apply("any thing, at all", &config{}); errs != nil {
+					t.Errorf("a setting without a bad value refused one: %v", errs)
+				}
+				return
+			}
+			errs := s.apply(tt.bad, &config{})
+			if len(errs) != 1 {
+				t.Fatalf("%q: %d errors %v, want one", tt.bad, len(errs), errs)
+			}
+			prefix := "-" + s.name + " (" + s.env + "): "
+			got, want := errs[0].Error(), prefix+tt.why
+			if before, ok := strings.CutSuffix(want, "…"); ok {
+				want = before
+				got = got[:min(len(got), len(want))]
+			}
+			if got != want {
+				t.Errorf("%q:\n got %s\nwant %s", tt.bad, errs[0], want)
+			}
+		})
+	}
+	for name := range cases {
+		t.Errorf("case for %s, which is no setting", name)
+	}
+}
+
+// TestAPIKeysReportsEachWrongKey: every wrong key of -api-keys has its own
+// message.
+func TestAPIKeysReportsEachWrongKey(t *testing.T) {
+	var c config
+	errs := settingNamed(t, "api-keys").apply("bot:abc:read,nameonly", &c)
+	want := []string{
+		`-api-keys (ERPGATE_API_KEYS): credential "bot": the key hash must be 64 hex digits (sha256 of the key)`,
+		`-api-keys (ERPGATE_API_KEYS): credential "nameonly:…": want name:sha256hex:scope+scope`,
+	}
+	if len(errs) != len(want) {
+		t.Fatalf("errors %v, want %d", errs, len(want))
+	}
+	for i := range want {
+		if errs[i].Error() != want[i] {
+			t.Errorf("error %d:\n got %s\nwant %s", i, errs[i], want[i])
+		}
+	}
+}
+
+// TestEveryCheckRefuses runs each check between settings on settings it
+// refuses: a check added without a case here fails.
+func TestEveryCheckRefuses(t *testing.T) {
+	dir := t.TempDir()
+	certFile, _ := writeSelfSigned(t, dir)
+	cases := map[string]struct {
+		args []string
+		want []string
+	}{
+		"tls-pair":         {[]string{"-tls-cert", certFile}, []string{"-tls-cert (ERPGATE_TLS_CERT): needs -tls-key, and -tls-key needs -tls-cert"}},
+		"erp-call-timeout": {[]string{"-erp-timeout", "5s", "-erp-call-timeout", "4s"}, []string{"-erp-call-timeout (ERPGATE_ERP_CALL_TIMEOUT): must not be shorter than -erp-timeout"}},
+		"erp-auth": {[]string{"-erp-auth", "oauth2", "-erp-user", "u", "-erp-token-url", "/token"}, []string{
+			"-erp-user (ERPGATE_ERP_USER): is for -erp-auth basic, not oauth2",
+			"-erp-client-id (ERPGATE_ERP_CLIENT_ID): must be set for -erp-auth oauth2",
+			"-erp-client-secret (ERPGATE_ERP_CLIENT_SECRET): must be set for -erp-auth oauth2",
+			"-erp-token-url (ERPGATE_ERP_TOKEN_URL): must be an absolute http(s) URL",
+		}},
+		"erp-tls": {[]string{"-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile, "-erp-client-key", certFile},
+			[]string{"-erp-client-cert (ERPGATE_ERP_CLIENT_CERT): with -erp-client-key: client certificate: tls: found a certificate rather than a key in the PEM for the private key"}},
+		"records-store": {[]string{"-data-dir", ""}, []string{"-data-dir (ERPGATE_DATA_DIR): must name a directory when -database-url is empty"}},
+		"routing":       {[]string{"-auto-approve-limit", "50000"}, []string{"-auto-approve-limit (ERPGATE_AUTO_APPROVE_LIMIT): must be below the first band (50000)"}},
+	}
+	for _, k := range checks {
+		tt, ok := cases[k.name]
+		if !ok {
+			t.Errorf("check %s has no case here", k.name)
+			continue
+		}
+		delete(cases, k.name)
+		_, err := parseConfig(append([]string{"-data-dir", dir}, tt.args...), func(string) string { return "" }, io.Discard)
+		if err == nil {
+			t.Errorf("%s: %q accepted", k.name, tt.args)
+			continue
+		}
+		if got, want := err.Error(), strings.Join(tt.want, "\n"); got != want {
+			t.Errorf("%s: %q:\n got %s\nwant %s", k.name, tt.args, got, want)
+		}
+	}
+	for name := range cases {
+		t.Errorf("case for %s, which is no check", name)
+	}
+}
+
+func settingNamed(t *testing.T, name string) setting {
+	t.Helper()
+	for _, s := range settings {
+		if s.name == name {
+			return s
+		}
+	}
+	t.Fatalf("no setting %s", name)
+	return setting{}
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
