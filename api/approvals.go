@@ -13,7 +13,7 @@ type approvalReader interface {
 	Approval(ctx context.Context, id string) (erp.Approval, error)
 }
 
-func handleGetApproval(approvals approvalReader) opFunc {
+func handleGetApproval(approvals approvalReader) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id := chi.URLParam(r, "approval_id")
 		if err := checkID("approval_id", id, approvalIDPattern, "the approval_id returned by request_approval"); err != nil {

@@ -84,16 +84,17 @@ func (s *Server) scopeOf(o operation) string {
 	return o.scope
 }
 
-// ops guards /healthz, /readyz and /metrics: open by default, behind any
-// valid API key when the server is configured to protect them.
-func (s *Server) ops(next http.Handler) http.Handler {
+// monitoringEndpoint guards /healthz, /readyz and /metrics: open by
+// default, behind any valid API key when the server is configured to
+// protect them (Options.ProtectOps).
+func (s *Server) monitoringEndpoint(next http.Handler) http.Handler {
 	if !s.protectOps {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.identify(r); err != nil {
 			e := errmap.Map(err)
-			traceFrom(r.Context()).code = string(e.Code)
+			recordFrom(r.Context()).code = string(e.Code)
 			errmap.Write(w, e)
 			return
 		}

@@ -7,7 +7,7 @@ type ctxKey int
 const (
 	requestIDKey ctxKey = iota
 	runIDKey
-	traceKey
+	recordKey
 )
 
 // WithRequestID returns a context carrying the request id.
@@ -32,9 +32,10 @@ func RunIDFromContext(ctx context.Context) string {
 	return id
 }
 
-// trace is filled in by the handler chain so the access log can name the
-// operation and the outcome of the request.
-type trace struct {
+// requestRecord is what the access log writes of a request beyond its
+// method, path and status: the steps of an operation fill it in, and the
+// handlers of writes read the client, key, digest and run from it.
+type requestRecord struct {
 	client    string
 	operation string
 	code      string
@@ -46,14 +47,16 @@ type trace struct {
 	takenOver bool
 }
 
-func withTrace(ctx context.Context, t *trace) context.Context {
-	return context.WithValue(ctx, traceKey, t)
+func withRecord(ctx context.Context, rec *requestRecord) context.Context {
+	return context.WithValue(ctx, recordKey, rec)
 }
 
-func traceFrom(ctx context.Context) *trace {
-	t, _ := ctx.Value(traceKey).(*trace)
-	if t == nil {
-		return &trace{}
+// recordFrom returns the request's record, or a new one that nobody logs
+// when the request has none.
+func recordFrom(ctx context.Context) *requestRecord {
+	rec, _ := ctx.Value(recordKey).(*requestRecord)
+	if rec == nil {
+		return &requestRecord{}
 	}
-	return t
+	return rec
 }

@@ -23,7 +23,7 @@ type handOverer interface {
 // the budget used), so a person gets the context even from an agent that
 // sent no summary. The answer is a success once the handover is stored in
 // the gateway's records; a configured webhook is told through the outbox.
-func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) opFunc {
+func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		var req handoverRequest
 		if err := decode(r, body, &req, false); err != nil {
@@ -85,7 +85,7 @@ func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) opFunc {
 			historyJSON = string(b)
 		}
 		ho, err := h.HandOver(r.Context(), erp.HandoverRequest{InvoiceID: req.InvoiceID, Queue: queue, Code: req.Code,
-			Summary: summary, Evidence: req.Evidence, History: historyJSON, Client: traceFrom(r.Context()).client,
+			Summary: summary, Evidence: req.Evidence, History: historyJSON, Client: recordFrom(r.Context()).client,
 			Dedupe: dedupeOf(r, opHandOver)}, req.Code == string(errmap.InvoiceNotFound))
 		if err != nil {
 			return nil, err

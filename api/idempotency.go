@@ -51,7 +51,7 @@ func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, di
 		switch c.State {
 		case records.KeyClaimed:
 			if c.TakenOver {
-				traceFrom(ctx).takenOver = true
+				recordFrom(ctx).takenOver = true
 			}
 			return &idempotencyClaim{store: s, client: client, key: key, takenOver: c.TakenOver, ctx: ctx}, nil, nil
 		case records.KeyReplay:

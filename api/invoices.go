@@ -22,7 +22,7 @@ func invoiceParam(r *http.Request) (string, error) {
 	return id, checkID("invoice_id", id, invoiceIDPattern, invoiceIDForm)
 }
 
-func handleGetInvoice(invoices erp.Invoices) opFunc {
+func handleGetInvoice(invoices erp.Invoices) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -40,7 +40,7 @@ type matcher interface {
 	ThreeWayMatch(ctx context.Context, invoiceID string) (erp.MatchResult, error)
 }
 
-func handleThreeWayMatch(m matcher) opFunc {
+func handleThreeWayMatch(m matcher) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -65,7 +65,7 @@ type approvalRequester interface {
 // proposedActions are the fixes an agent can ask a person to approve.
 var proposedActions = []string{"post_as_invoiced", "accept_variance", "correct_amount"}
 
-func handleRequestApproval(a approvalRequester) opFunc {
+func handleRequestApproval(a approvalRequester) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -93,7 +93,7 @@ func handleRequestApproval(a approvalRequester) opFunc {
 			return nil, errmap.Invalid("corrected_amount", "is required when proposed_action is correct_amount")
 		}
 		appr, err := a.RequestApproval(r.Context(), erp.ApprovalRequest{InvoiceID: id, ProposedAction: req.ProposedAction,
-			Justification: req.Justification, Corrected: corrected, Client: traceFrom(r.Context()).client})
+			Justification: req.Justification, Corrected: corrected, Client: recordFrom(r.Context()).client})
 		if err != nil {
 			return nil, err
 		}
@@ -109,7 +109,7 @@ type poster interface {
 // one that never finished (its gateway died) and finds the invoice posted,
 // with no other call's posting in the audit log, answers as the first call
 // would have: that call posted it.
-func handlePostInvoice(p poster, audit auditReader) opFunc {
+func handlePostInvoice(p poster, audit auditReader) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -128,8 +128,8 @@ func handlePostInvoice(p poster, audit auditReader) opFunc {
 		if err != nil {
 			return nil, err
 		}
-		if t := traceFrom(r.Context()); posting.AlreadyPosted && t.takenOver {
-			byOther, err := postedByOther(r.Context(), audit, id, t.client, t.digest)
+		if rec := recordFrom(r.Context()); posting.AlreadyPosted && rec.takenOver {
+			byOther, err := postedByOther(r.Context(), audit, id, rec.client, rec.digest)
 			if err != nil {
 				return nil, err
 			}
@@ -151,7 +151,7 @@ const defaultRecheck = 24 * time.Hour
 // handleHoldInvoice keeps the parked invoice waiting in the gateway's
 // records until its re-check; the re-check scheduler releases it when its
 // goods receipts have arrived.
-func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) opFunc {
+func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
 		if err != nil {
@@ -170,9 +170,9 @@ func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) opFunc {
 				return nil, err
 			}
 		}
-		t := traceFrom(r.Context())
+		rec := recordFrom(r.Context())
 		hold, err := h.HoldInvoice(r.Context(), erp.HoldRequest{InvoiceID: id, Reason: req.Reason, RecheckAt: recheckAt,
-			Client: t.client, Dedupe: dedupeOf(r, opHoldInvoice)})
+			Client: rec.client, Dedupe: dedupeOf(r, opHoldInvoice)})
 		if err != nil {
 			return nil, err
 		}
@@ -187,22 +187,22 @@ func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) opFunc {
 // retry of the same call finds the record the first try made instead of
 // making a second.
 func dedupeOf(r *http.Request, o operation) string {
-	t := traceFrom(r.Context())
-	if t.key != "" {
-		return digestOf("key", t.client, o.name, t.key)
+	rec := recordFrom(r.Context())
+	if rec.key != "" {
+		return digestOf("key", rec.client, o.name, rec.key)
 	}
-	return digestOf("args", t.client, o.name, t.run, t.digest)
+	return digestOf("args", rec.client, o.name, rec.run, rec.digest)
 }
 
 // repeatabilityOf identifies a posting call for the ERP: derived from the
 // client, its idempotency key and the arguments, so that no other call,
 // client or argument set can share it; empty without a key.
 func repeatabilityOf(r *http.Request) string {
-	t := traceFrom(r.Context())
-	if t.key == "" {
+	rec := recordFrom(r.Context())
+	if rec.key == "" {
 		return ""
 	}
-	return digestOf("post", t.client, t.key, t.digest)
+	return digestOf("post", rec.client, rec.key, rec.digest)
 }
 
 // digestOf is a stable hex digest of parts.

@@ -59,7 +59,7 @@ func (s *Server) recoverPanic(next http.Handler) http.Handler {
 			s.log.ErrorContext(r.Context(), "panic", "request_id", RequestIDFromContext(r.Context()),
 				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 			e := errmap.Map(fmt.Errorf("panic: %v", v))
-			traceFrom(r.Context()).code = string(e.Code)
+			recordFrom(r.Context()).code = string(e.Code)
 			errmap.Write(w, e)
 		}()
 		next.ServeHTTP(w, r)
@@ -94,11 +94,11 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		t := &trace{}
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r.WithContext(withTrace(r.Context(), t)))
+		rec := &requestRecord{}
+		sw := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(sw, r.WithContext(withRecord(r.Context(), rec)))
 		level := slog.LevelInfo
-		if t.cause != nil && rec.status >= 500 {
+		if rec.cause != nil && sw.status >= 500 {
 			level = slog.LevelError
 		}
 		if !s.log.Enabled(r.Context(), level) {
@@ -108,25 +108,25 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		// the gateway's hottest log and boxing each value would allocate.
 		attrs := make([]slog.Attr, 0, 11)
 		attrs = append(attrs, slog.String("request_id", RequestIDFromContext(r.Context())), slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Int("status", rec.status), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+			slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
 		if run := RunIDFromContext(r.Context()); run != "" {
 			attrs = append(attrs, slog.String("run_id", run))
 		}
-		if t.operation != "" {
-			attrs = append(attrs, slog.String("operation", t.operation))
+		if rec.operation != "" {
+			attrs = append(attrs, slog.String("operation", rec.operation))
 		}
-		if t.code != "" {
-			attrs = append(attrs, slog.String("code", t.code))
+		if rec.code != "" {
+			attrs = append(attrs, slog.String("code", rec.code))
 		}
-		if t.client != "" {
-			attrs = append(attrs, slog.String("client", t.client))
+		if rec.client != "" {
+			attrs = append(attrs, slog.String("client", rec.client))
 		}
 		var up *erp.UpstreamError
-		if errors.As(t.cause, &up) && len(up.MessageIDs) > 0 {
+		if errors.As(rec.cause, &up) && len(up.MessageIDs) > 0 {
 			attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
 		}
-		if t.cause != nil {
-			attrs = append(attrs, slog.String("cause", t.cause.Error()))
+		if rec.cause != nil {
+			attrs = append(attrs, slog.String("cause", rec.cause.Error()))
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
@@ -134,14 +134,14 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	e := errmap.Protocol(http.StatusNotFound, "No operation at this path. See /openapi.json for the operations.", nil)
-	traceFrom(r.Context()).code = string(e.Code)
+	recordFrom(r.Context()).code = string(e.Code)
 	errmap.Write(w, e)
 }
 
 func (s *Server) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
 	e := errmap.Protocol(http.StatusMethodNotAllowed,
 		fmt.Sprintf("Method %s is not allowed at this path. See /openapi.json for the operations.", safeMethod(r.Method)), nil)
-	traceFrom(r.Context()).code = string(e.Code)
+	recordFrom(r.Context()).code = string(e.Code)
 	w.Header().Set("Allow", strings.Join(s.allowed(r.URL.Path), ", "))
 	errmap.Write(w, e)
 }
@@ -164,7 +164,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if s.ready != nil {
 		if err := s.ready(r.Context()); err != nil {
 			e := errmap.Map(err)
-			traceFrom(r.Context()).cause = err
+			recordFrom(r.Context()).cause = err
 			errmap.Write(w, e)
 			return
 		}
@@ -173,7 +173,7 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	if err := s.records.Ping(r.Context()); err != nil {
 		// Without its records the gateway can take no write: out of the
 		// load balancer until the database is back.
-		traceFrom(r.Context()).cause = err
+		recordFrom(r.Context()).cause = err
 		errmap.Write(w, errmap.Map(refusal.StoreUnavailable{Which: refusal.StoreRecords, Engine: s.records.Engine(), Err: err}))
 		return
 	}

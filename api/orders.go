@@ -9,7 +9,7 @@ import (
 	"github.com/erpgate/erpgate/erp"
 )
 
-func handleGetPurchaseOrder(orders erp.PurchaseOrders) opFunc {
+func handleGetPurchaseOrder(orders erp.PurchaseOrders) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id := chi.URLParam(r, "po_id")
 		if err := checkID("po_id", id, poIDPattern, "10 digits, e.g. 4500018822"); err != nil {
@@ -27,7 +27,7 @@ type receiptReader interface {
 	GoodsReceipt(ctx context.Context, poID, item string) (erp.POItem, []erp.GoodsReceipt, error)
 }
 
-func handleGetGoodsReceipt(g receiptReader) opFunc {
+func handleGetGoodsReceipt(g receiptReader) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		po, item := chi.URLParam(r, "po_id"), chi.URLParam(r, "item")
 		if err := checkID("po_id", po, poIDPattern, "10 digits, e.g. 4500018822"); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"strconv"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
@@ -26,7 +25,7 @@ var decisions = []string{"approve", "reject"}
 // handleDecideApproval records a person's decision. With API keys the
 // decider is the client; without them (a demonstration set-up) the body's
 // decided_by names the person. Either way the requester cannot decide.
-func handleDecideApproval(d approvalDecider, authenticated bool) opFunc {
+func handleDecideApproval(d approvalDecider, authenticated bool) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id := chi.URLParam(r, "approval_id")
 		if err := checkID("approval_id", id, approvalIDPattern, "the approval_id returned by request_approval"); err != nil {
@@ -42,7 +41,7 @@ func handleDecideApproval(d approvalDecider, authenticated bool) opFunc {
 		if err := checkText("reason", req.Reason, 3, 500); err != nil {
 			return nil, err
 		}
-		by := traceFrom(r.Context()).client
+		by := recordFrom(r.Context()).client
 		switch {
 		case req.DecidedBy != "" && authenticated && req.DecidedBy != by:
 			return nil, errmap.Invalid("decided_by", "must be left out or name this client: the decider is who holds the key")
@@ -70,7 +69,7 @@ var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApprove
 
 // handleListApprovals lists approvals, newest first: by default the ones
 // pending a decision.
-func handleListApprovals(l approvalLister) opFunc {
+func handleListApprovals(l approvalLister) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		q := r.URL.Query()
 		status := q.Get("status")
@@ -107,7 +106,7 @@ var handoverStatuses = []string{records.HandoverQueued, records.HandoverTaken, r
 
 // handleListHandovers lists handovers by queue and status, newest first,
 // for people and ticketing systems.
-func handleListHandovers(l handoverLister) opFunc {
+func handleListHandovers(l handoverLister) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		q := r.URL.Query()
 		f := records.HandoverFilter{Queue: q.Get("queue"), Status: q.Get("status")}
@@ -147,7 +146,7 @@ type auditReader interface {
 
 // handleGetAudit reads the audit log, newest first, of one invoice or of
 // all.
-func handleGetAudit(a auditReader) opFunc {
+func handleGetAudit(a auditReader) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		q := r.URL.Query()
 		f := records.AuditFilter{InvoiceID: q.Get("invoice_id")}
@@ -198,35 +197,4 @@ func pageOf(limit, after string, idPattern interface{ MatchString(string) bool }
 		return p, errmap.Invalid("after", "must be the next cursor of the page before")
 	}
 	return p, nil
-}
-
-// audited is a success body that names what its write created or touched,
-// for the audit log.
-type audited interface {
-	audited() (approvalID, document string)
-}
-
-func (a approvalResponse) audited() (string, string) { return a.ApprovalID, a.ApprovalID }
-func (p postingResponse) audited() (string, string) {
-	return p.ApprovalID, p.InvoiceID + "/" + p.FiscalYear
-}
-func (h holdResponse) audited() (string, string)     { return "", h.HoldID }
-func (h handoverResponse) audited() (string, string) { return "", h.HandoverID }
-
-// audit appends one row to the audit log for a write attempt: who, what,
-// about which invoice, with which arguments, and what came of it. The row
-// is written even when the request's context has ended.
-func (s *Server) audit(r *http.Request, o operation, invoiceID, digest string, v any, resp *response) {
-	t := traceFrom(r.Context())
-	e := records.AuditEntry{At: s.now().UTC(), Client: t.client, Operation: o.name, InvoiceID: invoiceID,
-		ArgsDigest: digest, Outcome: resp.code, RequestID: RequestIDFromContext(r.Context())}
-	if a, ok := v.(audited); ok && resp.status < 400 {
-		e.ApprovalID, e.Document = a.audited()
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-	defer cancel()
-	if err := s.records.AppendAudit(ctx, e); err != nil {
-		s.log.ErrorContext(r.Context(), "audit row not written", "request_id", e.RequestID, "operation", o.name,
-			"invoice_id", invoiceID, "error", err)
-	}
 }

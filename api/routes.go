@@ -67,36 +67,58 @@ var operations = []operation{
 
 // routes is the whole HTTP surface of the gateway.
 func (s *Server) routes(r chi.Router) {
-	r.Use(s.requestID, s.accessLog, s.recoverPanic)
-	r.NotFound(s.notFound)
-	r.MethodNotAllowed(s.methodNotAllowed)
+	// The MCP endpoint (MountMCP) serves the operations as MCP tools. Each
+	// tool call comes back to this router as a REST request, which the
+	// middleware below gives its id, access-log line and panic recovery.
+	r.Handle("/mcp", http.HandlerFunc(s.serveMCP))
 
-	r.Method(http.MethodGet, "/healthz", s.ops(http.HandlerFunc(s.handleHealth)))
-	r.Method(http.MethodGet, "/readyz", s.ops(http.HandlerFunc(s.handleReady)))
-	r.Method(http.MethodGet, "/metrics", s.ops(s.metrics.Handler()))
-	r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
-	r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
-	r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger))
+	r.Group(func(r chi.Router) {
+		r.Use(s.requestID, s.accessLog, s.recoverPanic) // middleware.go
+		r.NotFound(s.notFound)
+		r.MethodNotAllowed(s.methodNotAllowed)
 
-	erp, proc := s.erp, s.process
-	r.Method(http.MethodGet, "/invoices/{invoice_id}", s.op(opGetInvoice, handleGetInvoice(erp)))
-	r.Method(http.MethodPost, "/invoices/{invoice_id}/three-way-match", s.op(opThreeWayMatch, handleThreeWayMatch(proc)))
-	r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", s.op(opRequestApproval, handleRequestApproval(proc)))
-	r.Method(http.MethodPost, "/invoices/{invoice_id}/post", s.op(opPostInvoice, handlePostInvoice(proc, s.records)))
-	r.Method(http.MethodPost, "/invoices/{invoice_id}/hold", s.op(opHoldInvoice, handleHoldInvoice(proc, s.metrics, s.now)))
-	r.Method(http.MethodGet, "/purchase-orders/{po_id}", s.op(opGetPurchaseOrder, handleGetPurchaseOrder(erp)))
-	r.Method(http.MethodGet, "/purchase-orders/{po_id}/items/{item}/goods-receipts", s.op(opGetGoodsReceipt, handleGetGoodsReceipt(proc)))
-	r.Method(http.MethodGet, "/suppliers", s.op(opSearchSuppliers, handleSearchSuppliers(erp)))
-	r.Method(http.MethodGet, "/suppliers/{supplier_id}", s.op(opGetSupplier, handleGetSupplier(erp)))
-	r.Method(http.MethodGet, "/approvals/{approval_id}", s.op(opGetApproval, handleGetApproval(proc)))
-	r.Method(http.MethodPost, "/handovers", s.op(opHandOver, handleHandOver(proc, s.runs, s.metrics)))
-	r.Method(http.MethodGet, "/runs/{run_id}", s.op(opGetRun, handleGetRun(s.runs)))
+		r.Method(http.MethodGet, "/healthz", s.monitoringEndpoint(http.HandlerFunc(s.handleHealth)))
+		r.Method(http.MethodGet, "/readyz", s.monitoringEndpoint(http.HandlerFunc(s.handleReady)))
+		r.Method(http.MethodGet, "/metrics", s.monitoringEndpoint(s.metrics.Handler()))
+		r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
+		r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
+		r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger))
 
-	// The operations of people: approvers decide, the AP team works the
-	// handovers, auditors read the log.
-	rec := s.records
-	r.Method(http.MethodGet, "/approvals", s.op(opListApprovals, handleListApprovals(rec)))
-	r.Method(http.MethodPost, "/approvals/{approval_id}/decision", s.op(opDecideApproval, handleDecideApproval(proc, len(s.creds) > 0)))
-	r.Method(http.MethodGet, "/handovers", s.op(opListHandovers, handleListHandovers(rec)))
-	r.Method(http.MethodGet, "/audit", s.op(opGetAudit, handleGetAudit(rec)))
+		// Every operation is these steps, each in its own file, around the
+		// operation's function. A step acts on the way in (it may answer
+		// the call itself, as a refusal or a replay), on the way back, or
+		// both; on the way back the order is the reverse.
+		serve := s.pipeline(
+			s.respond,        // step_respond.go: write the answer, X-Run-Id, metrics, the access log's operation and code
+			s.identifyCaller, // step_identify.go: the client, by its API key: UNAUTHENTICATED
+			s.checkScope,     // step_authorize.go: the operation's scope: SCOPE_MISSING
+			s.limitRate,      // step_ratelimit.go: the client's calls per window: RATE_LIMITED
+			s.readArgs,       // step_body.go: the body, bounded, and its arguments: INVALID_REQUEST
+			s.idempotency,    // step_idempotency.go: writes: replay or claim the key; back: keep the answer
+			s.auditWrite,     // step_audit.go: writes, back: the audit log's row
+			s.guardRun,       // step_run.go: the run's loop limits; back: the run's history
+		)
+
+		erp, ap := s.erp, s.ap
+		r.Method(http.MethodGet, "/invoices/{invoice_id}", serve(opGetInvoice, handleGetInvoice(erp)))
+		r.Method(http.MethodPost, "/invoices/{invoice_id}/three-way-match", serve(opThreeWayMatch, handleThreeWayMatch(ap)))
+		r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", serve(opRequestApproval, handleRequestApproval(ap)))
+		r.Method(http.MethodPost, "/invoices/{invoice_id}/post", serve(opPostInvoice, handlePostInvoice(ap, s.records)))
+		r.Method(http.MethodPost, "/invoices/{invoice_id}/hold", serve(opHoldInvoice, handleHoldInvoice(ap, s.metrics, s.now)))
+		r.Method(http.MethodGet, "/purchase-orders/{po_id}", serve(opGetPurchaseOrder, handleGetPurchaseOrder(erp)))
+		r.Method(http.MethodGet, "/purchase-orders/{po_id}/items/{item}/goods-receipts", serve(opGetGoodsReceipt, handleGetGoodsReceipt(ap)))
+		r.Method(http.MethodGet, "/suppliers", serve(opSearchSuppliers, handleSearchSuppliers(erp)))
+		r.Method(http.MethodGet, "/suppliers/{supplier_id}", serve(opGetSupplier, handleGetSupplier(erp)))
+		r.Method(http.MethodGet, "/approvals/{approval_id}", serve(opGetApproval, handleGetApproval(ap)))
+		r.Method(http.MethodPost, "/handovers", serve(opHandOver, handleHandOver(ap, s.runs, s.metrics)))
+		r.Method(http.MethodGet, "/runs/{run_id}", serve(opGetRun, handleGetRun(s.runs)))
+
+		// The operations of people: approvers decide, the AP team works the
+		// handovers, auditors read the log.
+		records := s.records
+		r.Method(http.MethodGet, "/approvals", serve(opListApprovals, handleListApprovals(records)))
+		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, len(s.creds) > 0)))
+		r.Method(http.MethodGet, "/handovers", serve(opListHandovers, handleListHandovers(records)))
+		r.Method(http.MethodGet, "/audit", serve(opGetAudit, handleGetAudit(records)))
+	})
 }

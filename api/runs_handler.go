@@ -10,7 +10,7 @@ import (
 	"github.com/erpgate/erpgate/errmap"
 )
 
-func handleGetRun(g *runs.Guard) opFunc {
+func handleGetRun(g *runs.Guard) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id := chi.URLParam(r, "run_id")
 		if !headerIDPattern.MatchString(id) {

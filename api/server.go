@@ -1,6 +1,8 @@
 // Package api is erpgate's HTTP surface: the chi router with every route in
-// routes.go, the handlers, the middleware, the guard that stops agent loops,
-// idempotent writes, and the JSON of requests and responses.
+// routes.go, the middleware, the pipeline of steps every operation takes
+// (pipeline.go, one step_*.go per step: identity, scope, rate limit, body,
+// idempotent writes, audit, the guard that stops agent loops), the
+// handlers, and the JSON of requests and responses.
 package api
 
 import (
@@ -101,9 +103,11 @@ const DefaultMaxKeysPerClient = 10000
 
 // Server is the gateway's HTTP handler.
 type Server struct {
-	erp             erp.Client
-	records         records.Store
-	process         *erp.Process
+	erp     erp.Client
+	records records.Store
+	// ap runs the accounts-payable steps that take more than one ERP
+	// call: the handlers of match, approval, posting, hold and handover.
+	ap              *erp.Process
 	metrics         *Metrics
 	log             *slog.Logger
 	maxBody         int64
@@ -119,7 +123,9 @@ type Server struct {
 	ready           func(context.Context) error
 	breakers        func() map[erp.Service]string
 	now             func() time.Time
-	router          chi.Router
+	router          *chi.Mux
+	// mcp serves /mcp once MountMCP has set it.
+	mcp http.Handler
 }
 
 // NewServer returns the gateway's handler over opts.ERP.
@@ -157,7 +163,7 @@ func NewServer(opts Options) (*Server, error) {
 	s := &Server{
 		erp:     opts.ERP,
 		records: opts.Records,
-		process: erp.NewProcess(opts.ERP, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
+		ap: erp.NewProcess(opts.ERP, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
 			Routing: opts.Routing, NotifyApprovals: opts.NotifyApprovals, NotifyHandovers: opts.NotifyHandovers,
 			Now: opts.Now}),
 		metrics:    opts.Metrics,
@@ -184,9 +190,26 @@ func NewServer(opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Process is the process the server's operations run, for the re-check
-// scheduler to share its rules.
-func (s *Server) Process() *erp.Process { return s.process }
+// Process is the accounts-payable process the server's operations run,
+// for the re-check scheduler to share its rules.
+func (s *Server) Process() *erp.Process { return s.ap }
+
+// MountMCP makes h, the MCP endpoint, the handler of /mcp. The endpoint is
+// built over the server, whose REST handlers serve its tool calls, so it is
+// set after NewServer; call it before serving. Until then /mcp is a 404.
+func (s *Server) MountMCP(h http.Handler) { s.mcp = h }
+
+// serveMCP serves /mcp. A tool call comes back to this router as a REST
+// request in the MCP request's context: with chi's routing state of /mcp
+// taken out of it, the router routes the tool call afresh instead of as a
+// part of /mcp.
+func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
+	if s.mcp == nil {
+		s.router.NotFoundHandler().ServeHTTP(w, r)
+		return
+	}
+	s.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))))
+}
 
 // ServeHTTP serves a request.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

@@ -11,7 +11,7 @@ import (
 	"github.com/erpgate/erpgate/errmap"
 )
 
-func handleGetSupplier(suppliers erp.Suppliers) opFunc {
+func handleGetSupplier(suppliers erp.Suppliers) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		id := chi.URLParam(r, "supplier_id")
 		if err := checkID("supplier_id", id, supplierIDPattern, "1 to 10 letters or digits, e.g. 100042"); err != nil {
@@ -31,7 +31,7 @@ const (
 	maxSearchLimit     = 50
 )
 
-func handleSearchSuppliers(suppliers erp.Suppliers) opFunc {
+func handleSearchSuppliers(suppliers erp.Suppliers) operationFunc {
 	return func(r *http.Request, _ []byte) (any, error) {
 		q := r.URL.Query()
 		for k := range q {

@@ -279,20 +279,21 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// /mcp serves the same operations as MCP tools; everything else is the
-	// REST API.
+	// /mcp serves the same operations as MCP tools.
+	g.api.MountMCP(mcpServer.Handler())
+	// http.ServeMux in front of the API cleans paths: a request for an
+	// unclean one (//healthz, /a/../audit) is redirected to its clean form.
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcpServer.Handler())
 	mux.Handle("/", g.api)
 	g.handler = mux
 	return g, nil
 }
 
-// Handler serves the REST API, and the MCP endpoint at /mcp.
+// Handler serves the gateway: the REST API and the MCP endpoint at /mcp.
 func (g *Gateway) Handler() http.Handler { return g.handler }
 
-// REST serves the REST API alone, without /mcp: the handler api's own
-// benchmarks measure.
+// REST is the API's router itself, without the path cleaning of Handler:
+// the handler api's own benchmarks measure.
 func (g *Gateway) REST() http.Handler { return g.api }
 
 // Run does the gateway's background work until ctx ends: the re-checks of

@@ -1,0 +1,27 @@
+package api
+
+import (
+	"time"
+)
+
+// respond writes the call's answer, with X-Run-Id when the call named a
+// run, counts it in the metrics, and names the operation and its outcome in
+// the access log.
+func (s *Server) respond(o operation, next callHandler) callHandler {
+	return func(c *operationCall) *response {
+		start := time.Now()
+		c.record.operation = o.name
+		resp := withRunID(next(c), c.run)
+		resp.write(c.w)
+		c.record.code = resp.code
+		s.metrics.observe(o.name, resp.code, resp.status, time.Since(start))
+		return resp
+	}
+}
+
+func withRunID(resp *response, run string) *response {
+	if run != "" {
+		resp.header.Set("X-Run-Id", run)
+	}
+	return resp
+}
