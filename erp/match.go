@@ -18,8 +18,8 @@ type MatchStatus string
 
 // The two outcomes of a three-way match.
 const (
-	Matched           MatchStatus = "MATCHED"
-	ToleranceExceeded MatchStatus = "TOLERANCE_EXCEEDED"
+	Matched           MatchStatus = "matched"
+	ToleranceExceeded MatchStatus = "tolerance_exceeded"
 )
 
 // VarianceKind says what a variance is in.

@@ -401,8 +401,12 @@ func Match(status erp.MatchStatus) (result string, next NextAction) {
 	if status == erp.ToleranceExceeded {
 		return string(ToleranceExceeded), byCode[ToleranceExceeded].NextAction
 	}
-	return string(status), RequestApproval
+	return matched, RequestApproval
 }
+
+// matched is the result of a three-way match within tolerance, as the
+// contract names it.
+const matched = "MATCHED"
 
 // Invalid is the INVALID_REQUEST for one bad field: it names the field and
 // says what is wrong with it.
