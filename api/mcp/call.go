@@ -16,6 +16,8 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/errmap"
 )
 
 // remoteAddrHeader carries the MCP client's address from the HTTP handler
@@ -38,10 +40,10 @@ func invalidParams(tool, format string, a ...any) error {
 // request builds the REST request of a call: the contract's method and
 // path with the path arguments filled in, the query arguments, and a JSON
 // body of the body arguments.
-func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header) (*http.Request, error) {
-	args, err := t.parse(raw)
-	if err != nil {
-		return nil, err
+func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header) (*http.Request, *errmap.Error, error) {
+	args, invalid, err := t.parse(raw)
+	if err != nil || invalid != nil {
+		return nil, invalid, err
 	}
 	names := make([]string, 0, len(args))
 	for name := range args {
@@ -55,7 +57,11 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 	hdr := http.Header{}
 	for _, name := range names {
 		v := args[name]
-		switch a := t.args[name]; a.in {
+		in := inBody // an unknown argument of an operation with a body
+		if a, ok := t.args[name]; ok {
+			in = a.in
+		}
+		switch in {
 		case inPath:
 			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(scalar(v)))
 		case inQuery:
@@ -83,14 +89,14 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(body); err != nil {
-			return nil, invalidParams(t.name, "%v", err)
+			return nil, nil, invalidParams(t.name, "%v", err)
 		}
 		rd = bytes.NewReader(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 		hdr.Set("Content-Type", "application/json")
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, target, rd)
 	if err != nil {
-		return nil, invalidParams(t.name, "%v", err)
+		return nil, nil, invalidParams(t.name, "%v", err)
 	}
 	req.RequestURI = target
 	req.Header = hdr
@@ -101,31 +107,46 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 		}
 	}
 	req.RemoteAddr = header.Get(remoteAddrHeader)
-	return req, nil
+	return req, nil, nil
 }
 
-// parse decodes the arguments and checks them against the structure of the
-// input schema: an object, known argument names, the JSON types, and the
-// required arguments. The values themselves (patterns, enums, lengths) are
-// checked by the REST handler, whose INVALID_REQUEST names the field and
-// tells the agent what to do, like any other error result.
-func (t *tool) parse(raw json.RawMessage) (map[string]any, error) {
+// parse decodes the arguments and checks those REST cannot check itself.
+// Arguments that are not a JSON object are a protocol error. Every other
+// mistake is the five-field INVALID_REQUEST naming the field, a tool
+// result: body fields go to the REST handler as they came, so that its
+// decoder and checks refuse an unknown field, a wrong type or a missing
+// field with the body REST clients get; path, query and header arguments,
+// which REST receives as text, are checked here for their JSON type and
+// presence, and refused with the errmap error REST gives for the same
+// mistake in a body. Values (patterns, enums, lengths) are checked by the
+// REST handler for every argument.
+func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error) {
 	args := map[string]any{}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
 		if raw[0] != '{' {
-			return nil, invalidParams(t.name, "arguments must be a JSON object")
+			return nil, nil, invalidParams(t.name, "arguments must be a JSON object")
 		}
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		dec.UseNumber()
 		if err := dec.Decode(&args); err != nil {
-			return nil, invalidParams(t.name, "arguments are not a valid JSON object")
+			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
 		}
 	}
-	for name, v := range args {
+	names := make([]string, 0, len(args))
+	for name := range args {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		v := args[name]
 		a, ok := t.args[name]
 		if !ok {
-			return nil, invalidParams(t.name, "unknown argument %q", name)
+			if t.body {
+				// The REST decoder refuses the unknown body field.
+				continue
+			}
+			return nil, t.withPathIDs(errmap.Invalid(name, problemUnknown), args), nil
 		}
 		// Platforms that fill every optional argument send null for the
 		// ones they have no value for; REST treats a null field as absent.
@@ -134,18 +155,46 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, error) {
 			continue
 		}
 		nv, err := checkType(a.schema, v, name)
-		if err != nil {
-			return nil, invalidParams(t.name, "%v", err)
+		switch {
+		case err == nil:
+			args[name] = nv
+		case a.in != inBody:
+			return nil, t.withPathIDs(errmap.Invalid(name, problemType), args), nil
 		}
-		args[name] = nv
 	}
+	required := make([]string, 0, len(t.args))
 	for name, a := range t.args {
-		if _, ok := args[name]; a.required && !ok {
-			return nil, invalidParams(t.name, "missing required argument %q", name)
+		if _, ok := args[name]; a.required && a.in != inBody && !ok {
+			required = append(required, name)
 		}
 	}
-	return args, nil
+	if len(required) > 0 {
+		sort.Strings(required)
+		return nil, t.withPathIDs(errmap.Invalid(required[0], problemMissing), args), nil
+	}
+	return args, nil, nil
 }
+
+// withPathIDs adds to e's details the path arguments of the right form
+// (their contract pattern), as REST adds the ids of the path to the
+// details of every error.
+func (t *tool) withPathIDs(e *errmap.Error, args map[string]any) *errmap.Error {
+	for name, a := range t.args {
+		v, ok := args[name].(string)
+		if a.in == inPath && ok && a.pattern != nil && a.pattern.MatchString(v) {
+			e.WithDetail(name, v)
+		}
+	}
+	return e
+}
+
+// The problems of an argument REST receives as text, worded as REST words
+// the same mistake in a JSON body.
+const (
+	problemUnknown = "is not a field of this operation"
+	problemType    = "has the wrong type; see the operation's schema"
+	problemMissing = "is required"
+)
 
 // checkType checks v against the types of s (recursing into arrays and
 // objects) and returns v with integral numbers written as integers.

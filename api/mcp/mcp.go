@@ -18,6 +18,9 @@ import (
 
 	"github.com/getkin/kin-openapi/openapi3"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/erpgate/erpgate/api/refusal"
+	"github.com/erpgate/erpgate/errmap"
 )
 
 // Options configures a Server. Every zero field takes the default documented
@@ -43,6 +46,9 @@ type Server struct {
 	log     *slog.Logger
 	server  *sdk.Server
 	handler http.Handler
+	// auth is set when credentials are configured: no operation is
+	// allowed without them.
+	auth bool
 }
 
 // New returns a Server whose tools are the operations of doc, each served
@@ -78,8 +84,18 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	for _, t := range tools {
 		s.server.AddTool(t.def, s.handle(t))
 	}
+	// With credentials configured, a caller without any may call no
+	// operation: the MCP endpoint then asks for credentials over HTTP, and
+	// tools/list differs per key.
 	if opts.Allowed != nil {
-		s.server.AddReceivingMiddleware(listOnlyAllowed(opts.Allowed))
+		s.auth = true
+		for _, t := range tools {
+			if opts.Allowed(http.Header{}, t.name) {
+				s.auth = false
+				break
+			}
+		}
+		s.server.AddReceivingMiddleware(listOnlyAllowed(opts.Allowed, s.auth))
 	}
 	// Stateless: each POST stands alone, so replicas behind a load balancer
 	// need no session affinity; run state lives in the REST layer anyway.
@@ -88,6 +104,14 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 			// A call whose client went away stops, as a REST call does.
 			PropagateRequestCancellation: true})
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.auth && r.Header.Get("Authorization") == "" && r.Header.Get("X-API-Key") == "" {
+			// No credentials at all: 401 before any JSON-RPC, with the
+			// challenge MCP clients start authorization from and the
+			// five-field body of every refusal.
+			w.Header().Set("WWW-Authenticate", `Bearer realm="erpgate"`)
+			errmap.Write(w, errmap.Map(refusal.Unauthenticated{}))
+			return
+		}
 		// The tool handler sees only the request's headers; the peer
 		// address travels in a header of our own that no client can set.
 		r2 := r.Clone(r.Context())
@@ -107,10 +131,16 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		hreq, err := t.request(ctx, req.Params.Arguments, header)
+		hreq, invalid, err := t.request(ctx, req.Params.Arguments, header)
 		if err != nil {
 			s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
 			return nil, err
+		}
+		if invalid != nil {
+			// The arguments break the input schema where REST cannot see
+			// it: the same five fields as a REST refusal, as a result.
+			s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
+			return result(invalid.Status, invalid.Marshal()), nil
 		}
 		rec := &recorder{header: http.Header{}}
 		s.api.ServeHTTP(rec, hreq)
@@ -118,8 +148,14 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 	}
 }
 
+// cacheScopePrivate is the cacheScope of a result only the requesting
+// user's client may cache.
+const cacheScopePrivate = "private"
+
 // listOnlyAllowed filters tools/list down to the tools the caller may call.
-func listOnlyAllowed(allowed func(http.Header, string) bool) sdk.Middleware {
+// When private is set the list depends on the caller's credentials, so it
+// is marked cacheable only by the caller's own client (cacheScope private).
+func listOnlyAllowed(allowed func(http.Header, string) bool, private bool) sdk.Middleware {
 	return func(next sdk.MethodHandler) sdk.MethodHandler {
 		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
 			res, err := next(ctx, method, req)
@@ -138,6 +174,9 @@ func listOnlyAllowed(allowed func(http.Header, string) bool) sdk.Middleware {
 				}
 			}
 			list.Tools = kept
+			if private {
+				list.CacheScope = cacheScopePrivate
+			}
 			return list, nil
 		}
 	}

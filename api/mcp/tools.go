@@ -1,8 +1,9 @@
 package mcp
 
 import (
+	"encoding/json"
 	"fmt"
-	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -38,6 +39,69 @@ const (
 	audiencePeople    = "people"
 )
 
+// toolExtension holds the MCP tool annotations of an operation for agents:
+// readOnlyHint, destructiveHint, idempotentHint and openWorldHint, each a
+// boolean the contract must give.
+const toolExtension = "x-erpgate-tool"
+
+// hints are the four behaviour hints of a toolExtension.
+type hints struct {
+	ReadOnly    *bool `json:"readOnlyHint"`
+	Destructive *bool `json:"destructiveHint"`
+	Idempotent  *bool `json:"idempotentHint"`
+	OpenWorld   *bool `json:"openWorldHint"`
+}
+
+// annotations reads the toolExtension of op into the tool annotations. The
+// extension is required, with all four hints and nothing else, so that no
+// tool claims a behaviour the contract does not state.
+func annotations(op *openapi3.Operation) (*sdk.ToolAnnotations, error) {
+	v, ok := op.Extensions[toolExtension]
+	if !ok {
+		return nil, fmt.Errorf("the operation has no %s extension", toolExtension)
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", toolExtension, err)
+	}
+	var h hints
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return nil, fmt.Errorf("%s: %w", toolExtension, err)
+	}
+	if h.ReadOnly == nil || h.Destructive == nil || h.Idempotent == nil || h.OpenWorld == nil {
+		return nil, fmt.Errorf("%s must set readOnlyHint, destructiveHint, idempotentHint and openWorldHint", toolExtension)
+	}
+	if *h.ReadOnly && *h.Destructive {
+		return nil, fmt.Errorf("%s: a read-only operation cannot be destructive", toolExtension)
+	}
+	return &sdk.ToolAnnotations{
+		Title:           op.Summary,
+		ReadOnlyHint:    *h.ReadOnly,
+		DestructiveHint: h.Destructive,
+		IdempotentHint:  *h.Idempotent,
+		OpenWorldHint:   h.OpenWorld,
+	}, nil
+}
+
+// outputSchema is the JSON Schema of the operation's 200 JSON body, the
+// structuredContent of a successful call. Every success body is an object.
+func outputSchema(op *openapi3.Operation) (map[string]any, error) {
+	var s *openapi3.Schema
+	if op.Responses != nil {
+		if r := op.Responses.Status(200); r != nil && r.Value != nil {
+			if mt := r.Value.Content.Get("application/json"); mt != nil && mt.Schema != nil {
+				s = mt.Schema.Value
+			}
+		}
+	}
+	if s == nil || s.Type == nil || !s.Type.Is(openapi3.TypeObject) {
+		return nil, fmt.Errorf("the 200 response is not a JSON object schema")
+	}
+	return jsonSchema(s), nil
+}
+
 // forPeople reports whether the contract marks op as an operation of people.
 func forPeople(op *openapi3.Operation) bool {
 	v, ok := op.Extensions[audienceExtension].(string)
@@ -51,6 +115,8 @@ type argument struct {
 	in       string
 	required bool
 	schema   *openapi3.Schema
+	// pattern is the compiled pattern of a path argument's schema.
+	pattern *regexp.Regexp
 }
 
 // tool is one operation of the contract served as an MCP tool.
@@ -115,6 +181,13 @@ func buildTool(method, path string, item *openapi3.PathItem, op *openapi3.Operat
 		}
 		if a.schema == nil {
 			return fmt.Errorf("argument %s has no schema", a.name)
+		}
+		if a.in == inPath && a.schema.Pattern != "" {
+			re, err := regexp.Compile(a.schema.Pattern)
+			if err != nil {
+				return fmt.Errorf("argument %s: %w", a.name, err)
+			}
+			a.pattern = re
 		}
 		t.args[a.name] = a
 		return nil
@@ -203,12 +276,21 @@ func buildTool(method, path string, item *openapi3.PathItem, op *openapi3.Operat
 		}
 	}
 
+	ann, err := annotations(op)
+	if err != nil {
+		return nil, err
+	}
+	out, err := outputSchema(op)
+	if err != nil {
+		return nil, err
+	}
 	t.def = &sdk.Tool{
-		Name:        t.name,
-		Title:       op.Summary,
-		Description: describe(op),
-		InputSchema: t.inputSchema(),
-		Annotations: &sdk.ToolAnnotations{Title: op.Summary, ReadOnlyHint: method == http.MethodGet},
+		Name:         t.name,
+		Title:        op.Summary,
+		Description:  describe(op),
+		InputSchema:  t.inputSchema(),
+		OutputSchema: out,
+		Annotations:  ann,
 	}
 	return t, nil
 }

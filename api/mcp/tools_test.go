@@ -69,3 +69,29 @@ func TestForPeople(t *testing.T) {
 		}
 	}
 }
+
+// TestAnnotationsNeedAllFourHints checks that an operation without the
+// x-erpgate-tool extension, with a hint missing, an unknown key or a
+// read-only destructive claim is no tool.
+func TestAnnotationsNeedAllFourHints(t *testing.T) {
+	all := map[string]any{"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true}
+	if a, err := annotations(&openapi3.Operation{Extensions: map[string]any{toolExtension: all}}); err != nil ||
+		a.ReadOnlyHint || !*a.DestructiveHint || !a.IdempotentHint || !*a.OpenWorldHint {
+		t.Errorf("all four hints: %+v, %v", a, err)
+	}
+	for name, ext := range map[string]any{
+		"no extension":         nil,
+		"a hint missing":       map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true},
+		"an unknown key":       map[string]any{"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true, "cheap": true},
+		"not booleans":         map[string]any{"readOnlyHint": "yes", "destructiveHint": false, "idempotentHint": true, "openWorldHint": true},
+		"read-only destroying": map[string]any{"readOnlyHint": true, "destructiveHint": true, "idempotentHint": true, "openWorldHint": true},
+	} {
+		op := &openapi3.Operation{Extensions: map[string]any{}}
+		if ext != nil {
+			op.Extensions[toolExtension] = ext
+		}
+		if _, err := annotations(op); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
