@@ -52,15 +52,21 @@ func redact(s string) string {
 var anonymous = Credential{Name: "anonymous", Scopes: Scopes}
 
 // identify finds the client by its API key, sent as "Authorization:
-// Bearer <key>" or "X-API-Key: <key>". Keys are compared by hash in
-// constant time. With no credentials configured every caller is anonymous.
+// Bearer <key>" or "X-API-Key: <key>", or, when the server takes OAuth
+// access tokens, by the JWT access token sent as "Authorization: Bearer
+// <token>". Keys are compared by hash in constant time. With neither keys
+// nor OAuth configured every caller is anonymous.
 func (s *Server) identify(r *http.Request) (*Credential, error) {
-	if len(s.creds) == 0 {
+	if len(s.creds) == 0 && s.oauth == nil {
 		return &anonymous, nil
 	}
 	key := r.Header.Get("X-API-Key")
+	bearer := false
 	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
-		key = strings.TrimSpace(auth[7:])
+		key, bearer = strings.TrimSpace(auth[7:]), true
+	}
+	if bearer && s.oauth != nil && looksLikeJWT(key) {
+		return s.oauth.authenticate(r.Context(), key)
 	}
 	sum := sha256.Sum256([]byte(key))
 	var found *Credential
@@ -70,9 +76,26 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 		}
 	}
 	if found == nil || key == "" {
-		return nil, refusal.Unauthenticated{}
+		return nil, refusal.Unauthenticated{OAuth: s.oauth != nil, Bearer: bearer && key != ""}
 	}
 	return found, nil
+}
+
+// authenticated reports whether callers are known by their credentials,
+// not all anonymous.
+func (s *Server) authenticated() bool { return len(s.creds) > 0 || s.oauth != nil }
+
+// refuseUnauthenticated writes the refusal of a request identify refused,
+// with the WWW-Authenticate of OAuth, outside the operations' pipeline.
+func (s *Server) refuseUnauthenticated(w http.ResponseWriter, r *http.Request, err error) {
+	e := errmap.Map(err)
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.code = string(e.Code)
+	}
+	if c := s.challenge(err); c != "" {
+		w.Header().Set("WWW-Authenticate", c)
+	}
+	errmap.Write(w, e)
 }
 
 // scopeOf is the scope an operation needs: post_invoice needs its own
@@ -93,9 +116,7 @@ func (s *Server) monitoringEndpoint(next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, err := s.identify(r); err != nil {
-			e := errmap.Map(err)
-			recordFrom(r.Context()).code = string(e.Code)
-			errmap.Write(w, e)
+			s.refuseUnauthenticated(w, r, err)
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -83,6 +83,7 @@ func (s *Server) routes(r chi.Router) {
 		r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
 		r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
 		r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger))
+		r.Get(resourceMetadataPath, s.handleResourceMetadata) // oauth.go: RFC 9728, only with Options.OAuth
 
 		// Every operation is these steps, each in its own file, around the
 		// operation's function. A step acts on the way in (it may answer
@@ -90,7 +91,7 @@ func (s *Server) routes(r chi.Router) {
 		// both; on the way back the order is the reverse.
 		serve := s.pipeline(
 			s.respond,        // step_respond.go: write the answer, X-Run-Id, metrics, the access log's operation and code
-			s.identifyCaller, // step_identify.go: the client, by its API key: UNAUTHENTICATED
+			s.identifyCaller, // step_identify.go: the client, by its API key or access token: UNAUTHENTICATED
 			s.checkScope,     // step_authorize.go: the operation's scope: SCOPE_MISSING
 			s.limitRate,      // step_ratelimit.go: the client's calls per window: RATE_LIMITED
 			s.readArgs,       // step_body.go: the body, bounded, and its arguments: INVALID_REQUEST
@@ -117,7 +118,7 @@ func (s *Server) routes(r chi.Router) {
 		// handovers, auditors read the log.
 		records := s.records
 		r.Method(http.MethodGet, "/approvals", serve(opListApprovals, handleListApprovals(records)))
-		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, len(s.creds) > 0)))
+		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, s.authenticated())))
 		r.Method(http.MethodGet, "/handovers", serve(opListHandovers, handleListHandovers(records)))
 		r.Method(http.MethodGet, "/audit", serve(opGetAudit, handleGetAudit(records)))
 	})

@@ -39,6 +39,9 @@ type Options struct {
 	// Credentials are the clients allowed to call the tools. Empty: no
 	// authentication, every caller has every scope.
 	Credentials []Credential
+	// OAuth, when set, takes OAuth 2.1 access tokens beside the API keys
+	// and serves the protected resource metadata (oauth.go).
+	OAuth *OAuth
 	// PostScope makes post_invoice need the post scope instead of write,
 	// so that an agent can prepare invoices without posting them.
 	PostScope bool
@@ -112,6 +115,7 @@ type Server struct {
 	log             *slog.Logger
 	maxBody         int64
 	creds           []Credential
+	oauth           *resourceServer
 	postScope       bool
 	protectOps      bool
 	limiter         *httprate.RateLimiter
@@ -182,6 +186,12 @@ func NewServer(opts Options) (*Server, error) {
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
 		router:          chi.NewRouter(),
+	}
+	if opts.OAuth != nil {
+		var err error
+		if s.oauth, err = newResourceServer(*opts.OAuth, opts.Now); err != nil {
+			return nil, err
+		}
 	}
 	if opts.RateLimit > 0 {
 		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))

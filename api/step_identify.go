@@ -1,12 +1,18 @@
 package api
 
-// identifyCaller finds the client by its API key (identify) and names it in
-// the access log; a call without a valid key is UNAUTHENTICATED.
+// identifyCaller finds the client by its API key or OAuth access token
+// (identify) and names it in the access log; a call without valid
+// credentials is UNAUTHENTICATED, with the WWW-Authenticate of OAuth when
+// the server takes access tokens.
 func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		client, err := s.identify(c.r)
 		if err != nil {
-			return s.failure(c.r, err, c.record)
+			resp := s.failure(c.r, err, c.record)
+			if ch := s.challenge(err); ch != "" {
+				resp.header.Set("WWW-Authenticate", ch)
+			}
+			return resp
 		}
 		c.client = client
 		c.record.client = client.Name

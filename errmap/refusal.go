@@ -23,8 +23,7 @@ func fromRefusal(err error) (e *Error, ok bool) {
 	case errors.As(err, &againNF):
 		return notFoundAgain(againNF), true
 	case errors.As(err, &unauth):
-		return New(Unauthenticated,
-			"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil), true
+		return unauthenticated(unauth), true
 	case errors.As(err, &scope):
 		return New(ScopeMissing,
 			fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", scope.Operation, scope.Scope),
@@ -53,6 +52,26 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		return runLimit(limit), true
 	}
 	return nil, false
+}
+
+// unauthenticated names a call without valid credentials: an API key, or
+// an OAuth access token when the gateway takes them.
+func unauthenticated(u refusal.Unauthenticated) *Error {
+	switch {
+	case u.Token == refusal.TokenUnverifiable:
+		return New(Unauthenticated,
+			"The access token cannot be checked: the gateway cannot fetch its authorization server's keys. Escalate; do not retry at once.",
+			map[string]any{"reason": u.Token})
+	case u.Token != "":
+		return New(Unauthenticated, fmt.Sprintf(
+			"The access token was refused (%s). Get a new token from the authorization server; do not retry with this one.", u.Token),
+			map[string]any{"reason": u.Token})
+	case u.OAuth:
+		return New(Unauthenticated,
+			"Missing or invalid credentials. Send an OAuth access token or an API key as Authorization: Bearer <token>, or the key as X-API-Key; do not retry without one.", nil)
+	}
+	return New(Unauthenticated,
+		"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil)
 }
 
 // runLimit names a call refused by one of its run's limits.

@@ -7,9 +7,33 @@ package refusal
 import "fmt"
 
 // Unauthenticated refuses a call without valid credentials.
-type Unauthenticated struct{}
+type Unauthenticated struct {
+	// OAuth is set when the gateway takes OAuth access tokens beside API
+	// keys.
+	OAuth bool
+	// Bearer is set when the refused credential came as Authorization:
+	// Bearer.
+	Bearer bool
+	// Token says why an OAuth access token was refused (one of the Token
+	// reasons); empty when the credential was no access token.
+	Token string
+}
 
-func (Unauthenticated) Error() string { return "missing or invalid API key" }
+// The reasons of an Unauthenticated refusal of an access token.
+const (
+	TokenInvalid      = "invalid"       // bad signature, issuer, or form
+	TokenExpired      = "expired"       // past its exp
+	TokenNotYetValid  = "not_yet_valid" // before its nbf
+	TokenAudience     = "audience"      // its aud does not name the gateway
+	TokenUnverifiable = "unverifiable"  // the issuer's keys cannot be fetched
+)
+
+func (e Unauthenticated) Error() string {
+	if e.Token != "" {
+		return "access token refused: " + e.Token
+	}
+	return "missing or invalid API key"
+}
 
 // ScopeMissing refuses a call whose credentials lack Scope.
 type ScopeMissing struct {

@@ -60,9 +60,12 @@ type config struct {
 	recheckEvery     time.Duration
 	recheckInterval  time.Duration
 	credentials      []api.Credential
-	logLevel         string
-	logFormat        string
-	debugAddr        string
+	oauth            struct {
+		issuer, jwksURL, audience, scopeClaim string
+	}
+	logLevel  string
+	logFormat string
+	debugAddr string
 
 	// erpIn holds the ERP credential settings as given; checkERPAuth and
 	// checkERPTLS turn them into erpAuth, erpTLS and erpOAuth2.
@@ -191,6 +194,14 @@ var settings = []setting{
 		parseRedisURL},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post), comma separated; empty means no authentication",
 		parseAPIKeys},
+	{"oauth-issuer", "ERPGATE_OAUTH_ISSUER", "", "issuer URL of the OAuth authorization server whose JWT access tokens the gateway takes beside API keys; empty: API keys only",
+		httpURLSetting(func(c *config, v string) { c.oauth.issuer = v })},
+	{"oauth-jwks-url", "ERPGATE_OAUTH_JWKS_URL", "", "JWKS URL of -oauth-issuer's signing keys (default: found by OpenID Connect or RFC 8414 discovery)",
+		httpURLSetting(func(c *config, v string) { c.oauth.jwksURL = v })},
+	{"oauth-audience", "ERPGATE_OAUTH_AUDIENCE", "", "audience an access token's aud must hold (default: -public-url)",
+		textSetting(func(c *config, v string) { c.oauth.audience = v })},
+	{"oauth-scope-claim", "ERPGATE_OAUTH_SCOPE_CLAIM", "scope", "claim of an access token holding its scopes, space separated or an array; scp is read too",
+		textSetting(func(c *config, v string) { c.oauth.scopeClaim = v })},
 	{"post-scope", "ERPGATE_POST_SCOPE", "false", "post_invoice needs the post scope instead of write",
 		boolSetting(func(c *config, on bool) { c.postScope = on })},
 	{"protect-ops", "ERPGATE_PROTECT_OPS", "false", "/healthz, /readyz and /metrics need a valid API key too",

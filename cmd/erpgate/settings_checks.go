@@ -26,6 +26,22 @@ var checks = []check{
 	{"erp-tls", checkERPTLS},
 	{"records-store", checkRecordsStore},
 	{"routing", checkRouting},
+	{"oauth", checkOAuth},
+}
+
+// checkOAuth: the settings of OAuth access tokens need -oauth-issuer.
+func checkOAuth(c *config) []error {
+	if c.oauth.issuer != "" {
+		return nil
+	}
+	var errs []error
+	if c.oauth.jwksURL != "" {
+		errs = append(errs, settingError("oauth-jwks-url", "needs -oauth-issuer"))
+	}
+	if c.oauth.audience != "" {
+		errs = append(errs, settingError("oauth-audience", "needs -oauth-issuer"))
+	}
+	return errs
 }
 
 // checkTLSPair: -tls-cert and -tls-key come together or not at all.

@@ -74,6 +74,10 @@ func TestEverySettingParses(t *testing.T) {
 		"handover-webhook":    {good: "https://hooks.example.com/x", bad: "hooks.example.com", why: "must be an absolute http(s) URL"},
 		"redis-url":           {good: "rediss://redis:6380/1", bad: "redis://redis:port", why: "must be a redis:// or rediss:// URL"},
 		"api-keys":            {good: key, bad: "bot:abc:read", why: `credential "bot": the key hash must be 64 hex digits (sha256 of the key)`},
+		"oauth-issuer":        {good: "https://login.example.com/tenant/v2.0", bad: "login.example.com", why: "must be an absolute http(s) URL"},
+		"oauth-jwks-url":      {good: "https://login.example.com/keys", bad: "/keys", why: "must be an absolute http(s) URL"},
+		"oauth-audience":      {good: "api://erpgate"},
+		"oauth-scope-claim":   {good: "scp"},
 		"post-scope":          {good: "true", bad: "maybe", why: "must be true or false"},
 		"protect-ops":         {good: "true", bad: "", why: "must be true or false"},
 		"rate-limit":          {good: "1", bad: "-1", why: "must be a whole number, 0 for no limit"},
@@ -173,7 +177,11 @@ func TestEveryCheckRefuses(t *testing.T) {
 		"erp-tls": {[]string{"-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile, "-erp-client-key", certFile},
 			[]string{"-erp-client-cert (ERPGATE_ERP_CLIENT_CERT): with -erp-client-key: client certificate: tls: found a certificate rather than a key in the PEM for the private key"}},
 		"records-store": {[]string{"-data-dir", ""}, []string{"-data-dir (ERPGATE_DATA_DIR): must name a directory when -database-url is empty"}},
-		"routing":       {[]string{"-auto-approve-limit", "50000"}, []string{"-auto-approve-limit (ERPGATE_AUTO_APPROVE_LIMIT): must be below the first band (50000)"}},
+		"oauth": {[]string{"-oauth-jwks-url", "https://login.example.com/keys", "-oauth-audience", "api://erpgate"}, []string{
+			"-oauth-jwks-url (ERPGATE_OAUTH_JWKS_URL): needs -oauth-issuer",
+			"-oauth-audience (ERPGATE_OAUTH_AUDIENCE): needs -oauth-issuer",
+		}},
+		"routing": {[]string{"-auto-approve-limit", "50000"}, []string{"-auto-approve-limit (ERPGATE_AUTO_APPROVE_LIMIT): must be below the first band (50000)"}},
 	}
 	for _, k := range checks {
 		tt, ok := cases[k.name]

@@ -403,17 +403,21 @@ func TestOAuth2TokenRefused(t *testing.T) {
 // carries is replaced by the gateway's own credentials, or dropped.
 func TestAuthorizationIsTheGateways(t *testing.T) {
 	f := newFake(t, respond(http.StatusOK, okJSON))
+	// An API key, and an OAuth access token (a JWT) an agent signed in with.
+	const jwt = "eyJhbGciOiJFUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhZ2VudCJ9.c2lnbmF0dXJl"
 	for _, opts := range []Options{{}, {User: "ERPGATE_SVC", Password: "pw"}} {
 		c := f.client(opts)
-		r := request{call: retry.Call{Service: erp.ServiceBusinessPartner, Operation: "read supplier"}, method: http.MethodGet,
-			url:    c.url(erp.ServiceBusinessPartner, entityKey("A_Supplier", "100042")),
-			header: http.Header{"Authorization": {"Bearer agent-key"}}}
-		if _, err := c.do(context.Background(), r, nil); err != nil {
-			t.Fatal(err)
+		for _, agent := range []string{"Bearer agent-key", "Bearer " + jwt} {
+			r := request{call: retry.Call{Service: erp.ServiceBusinessPartner, Operation: "read supplier"}, method: http.MethodGet,
+				url:    c.url(erp.ServiceBusinessPartner, entityKey("A_Supplier", "100042")),
+				header: http.Header{"Authorization": {agent}}}
+			if _, err := c.do(context.Background(), r, nil); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	for _, s := range f.requests {
-		if got := s.header.Get("Authorization"); strings.Contains(got, "agent-key") {
+		if got := s.header.Get("Authorization"); strings.Contains(got, "agent-key") || strings.Contains(got, jwt) {
 			t.Errorf("the ERP got the agent's credentials: %q", got)
 		}
 	}

@@ -110,6 +110,14 @@ type Config struct {
 	RateWindow       time.Duration
 	MaxKeysPerClient int // negative: no cap
 
+	// OAuthIssuer, when set, takes the JWT access tokens of this OAuth
+	// authorization server beside the API keys (api.OAuth), with
+	// PublicURL as the resource. OAuthJWKSURL is where its keys are
+	// (empty: discovered), OAuthAudience what a token's aud must hold
+	// (empty: PublicURL), OAuthScopeClaim the claim of its scopes (empty:
+	// scope).
+	OAuthIssuer, OAuthJWKSURL, OAuthAudience, OAuthScopeClaim string
+
 	// HandoverWebhook and ApprovalWebhook are told, through the outbox, of
 	// every handover and every approval left pending; empty for none.
 	HandoverWebhook, ApprovalWebhook string
@@ -252,8 +260,17 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		runStore = runs.NewRedis(rc, "erpgate:", cfg.Now)
 	}
 
+	var oauth *api.OAuth
+	if cfg.OAuthIssuer != "" {
+		if cfg.PublicURL == "" {
+			return nil, errors.New("OAuth needs the gateway's public URL, its resource")
+		}
+		oauth = &api.OAuth{Issuer: cfg.OAuthIssuer, JWKSURL: cfg.OAuthJWKSURL, Resource: cfg.PublicURL,
+			Audience: cfg.OAuthAudience, ScopeClaim: cfg.OAuthScopeClaim}
+	}
 	g.api, err = api.NewServer(api.Options{
-		ERP: g.erp, Records: store, Routing: cfg.Routing, KeyLease: cfg.KeyLease, Tolerance: cfg.Tolerance,
+		OAuth: oauth,
+		ERP:   g.erp, Records: store, Routing: cfg.Routing, KeyLease: cfg.KeyLease, Tolerance: cfg.Tolerance,
 		Metrics: g.metrics, Logger: logger, Now: cfg.Now,
 		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, Runs: cfg.Runs, RunStore: runStore,
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
@@ -279,8 +296,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// /mcp serves the same operations as MCP tools.
-	g.api.MountMCP(mcpServer.Handler())
+	// /mcp serves the same operations as MCP tools; with OAuth a request
+	// without valid credentials is refused before it reaches them.
+	g.api.MountMCP(g.api.RequireCredentials(mcpServer.Handler()))
 	// http.ServeMux in front of the API cleans paths: a request for an
 	// unclean one (//healthz, /a/../audit) is redirected to its clean form.
 	mux := http.NewServeMux()

@@ -1,0 +1,381 @@
+package api
+
+import (
+	"cmp"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+
+	"github.com/erpgate/erpgate/api/refusal"
+)
+
+// OAuth makes the gateway an OAuth 2.1 resource server: beside API keys it
+// takes JWT access tokens of one authorization server, checks them against
+// the server's JSON Web Key Set, and maps their scopes to the gateway's.
+type OAuth struct {
+	// Issuer is the authorization server's issuer URL, the tokens' iss.
+	// Required.
+	Issuer string
+	// JWKSURL is where the issuer's signing keys are. Empty: found on
+	// first use through the issuer's OpenID Connect discovery document
+	// (/.well-known/openid-configuration) or its RFC 8414 metadata
+	// (/.well-known/oauth-authorization-server).
+	JWKSURL string
+	// Resource is the gateway's public URL, the resource of its RFC 9728
+	// metadata. Required.
+	Resource string
+	// Audience must be one of a token's aud (RFC 8707). Default Resource.
+	Audience string
+	// ScopeClaim is the claim holding the token's scopes, space separated
+	// or an array. Default "scope"; scp is read as well.
+	ScopeClaim string
+	// Leeway is the clock skew allowed on exp and nbf. Default 30s.
+	Leeway time.Duration
+	// HTTPClient fetches the discovery document and the keys. Default
+	// an http.Client with a 10s timeout.
+	HTTPClient *http.Client
+}
+
+// oauthPrefix starts the client name of a caller known by an access token,
+// as written in the records and the audit log.
+const oauthPrefix = "oauth:"
+
+// resourceMetadataPath is where the RFC 9728 protected resource metadata
+// is served.
+const resourceMetadataPath = "/.well-known/oauth-protected-resource"
+
+// signingAlgs are the token signatures accepted: every asymmetric one the
+// key set can check, never "none" or a shared secret.
+var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512,
+	oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
+
+// discoveryRetry is how long a failed discovery is remembered before the
+// issuer is asked again.
+const discoveryRetry = 10 * time.Second
+
+// resourceServer checks the access tokens of one issuer.
+type resourceServer struct {
+	cfg      OAuth
+	metadata string // URL of the protected resource metadata
+	now      func() time.Time
+
+	mu       sync.Mutex
+	verifier *oidc.IDTokenVerifier
+	failedAt time.Time
+	failure  error
+}
+
+// newResourceServer checks cfg and fills in its defaults.
+func newResourceServer(cfg OAuth, now func() time.Time) (*resourceServer, error) {
+	if !absoluteHTTP(cfg.Issuer) {
+		return nil, errors.New("api: OAuth.Issuer must be an absolute http(s) URL")
+	}
+	if !absoluteHTTP(cfg.Resource) {
+		return nil, errors.New("api: OAuth.Resource must be an absolute http(s) URL")
+	}
+	if cfg.JWKSURL != "" && !absoluteHTTP(cfg.JWKSURL) {
+		return nil, errors.New("api: OAuth.JWKSURL must be an absolute http(s) URL")
+	}
+	if cfg.Audience == "" {
+		cfg.Audience = cfg.Resource
+	}
+	if cfg.ScopeClaim == "" {
+		cfg.ScopeClaim = "scope"
+	}
+	if cfg.Leeway <= 0 {
+		cfg.Leeway = 30 * time.Second
+	}
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &resourceServer{cfg: cfg, now: now,
+		metadata: strings.TrimRight(cfg.Resource, "/") + resourceMetadataPath}, nil
+}
+
+func absoluteHTTP(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
+}
+
+// looksLikeJWT reports whether s has the form of a signed JWT: three
+// base64url parts, the first a JSON header naming an algorithm. An API key
+// never has it.
+func looksLikeJWT(s string) bool {
+	parts := strings.Split(s, ".")
+	if len(parts) != 3 || parts[0] == "" || parts[1] == "" || parts[2] == "" {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[0])
+	if err != nil {
+		return false
+	}
+	var header struct {
+		Alg string `json:"alg"`
+	}
+	return json.Unmarshal(raw, &header) == nil && header.Alg != ""
+}
+
+// tokenClaims are the claims read beside those go-oidc checks.
+type tokenClaims struct {
+	Exp      *json.Number    `json:"exp"`
+	Nbf      *json.Number    `json:"nbf"`
+	ClientID string          `json:"client_id"`
+	Azp      string          `json:"azp"`
+	Scp      json.RawMessage `json:"scp"`
+}
+
+// authenticate checks the access token raw and returns its client: the
+// signature against the issuer's keys, the issuer, exp and nbf (with the
+// leeway), and the audience. A token refused is refusal.Unauthenticated.
+func (rs *resourceServer) authenticate(ctx context.Context, raw string) (*Credential, error) {
+	refuse := func(reason string) error {
+		return refusal.Unauthenticated{OAuth: true, Bearer: true, Token: reason}
+	}
+	v, err := rs.verifierFor(ctx)
+	if err != nil {
+		return nil, refuse(refusal.TokenUnverifiable)
+	}
+	tok, err := v.Verify(ctx, raw)
+	if err != nil {
+		return nil, refuse(refusal.TokenInvalid)
+	}
+	var claims tokenClaims
+	var all map[string]json.RawMessage
+	if tok.Claims(&claims) != nil || tok.Claims(&all) != nil {
+		return nil, refuse(refusal.TokenInvalid)
+	}
+	now := rs.now()
+	exp, ok := unixTime(claims.Exp)
+	if !ok {
+		return nil, refuse(refusal.TokenInvalid)
+	}
+	if now.After(exp.Add(rs.cfg.Leeway)) {
+		return nil, refuse(refusal.TokenExpired)
+	}
+	if claims.Nbf != nil {
+		nbf, ok := unixTime(claims.Nbf)
+		if !ok {
+			return nil, refuse(refusal.TokenInvalid)
+		}
+		if now.Add(rs.cfg.Leeway).Before(nbf) {
+			return nil, refuse(refusal.TokenNotYetValid)
+		}
+	}
+	if !slices.Contains(tok.Audience, rs.cfg.Audience) {
+		return nil, refuse(refusal.TokenAudience)
+	}
+	name := cmp.Or(claims.ClientID, claims.Azp, tok.Subject)
+	if name == "" {
+		return nil, refuse(refusal.TokenInvalid)
+	}
+	granted := tokenScopes(all[rs.cfg.ScopeClaim])
+	if rs.cfg.ScopeClaim != "scp" {
+		granted = append(granted, tokenScopes(claims.Scp)...)
+	}
+	return &Credential{Name: oauthPrefix + name, Scopes: gatewayScopes(granted)}, nil
+}
+
+// unixTime reads a NumericDate claim.
+func unixTime(n *json.Number) (time.Time, bool) {
+	if n == nil {
+		return time.Time{}, false
+	}
+	f, err := n.Float64()
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.Unix(int64(f), 0), true
+}
+
+// tokenScopes reads a scope claim: a space-separated string or an array of
+// strings.
+func tokenScopes(raw json.RawMessage) []string {
+	if len(raw) == 0 {
+		return nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return strings.Fields(s)
+	}
+	var list []string
+	if json.Unmarshal(raw, &list) == nil {
+		var out []string
+		for _, e := range list {
+			out = append(out, strings.Fields(e)...)
+		}
+		return out
+	}
+	return nil
+}
+
+// gatewayScopes maps a token's scopes to the gateway's: a scope named as
+// the gateway names it, or ending in "/<scope>" or ":<scope>", as
+// authorization servers that qualify scopes with their resource write them
+// (the token's audience already names the gateway). Others are ignored.
+func gatewayScopes(granted []string) []string {
+	var out []string
+	for _, g := range granted {
+		if i := strings.LastIndexAny(g, "/:"); i >= 0 {
+			g = g[i+1:]
+		}
+		if slices.Contains(Scopes, g) && !slices.Contains(out, g) {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// verifierFor returns the token verifier, finding the issuer's keys on
+// first use.
+func (rs *resourceServer) verifierFor(ctx context.Context) (*oidc.IDTokenVerifier, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if rs.verifier != nil {
+		return rs.verifier, nil
+	}
+	if rs.failure != nil && rs.now().Sub(rs.failedAt) < discoveryRetry {
+		return nil, rs.failure
+	}
+	jwks := rs.cfg.JWKSURL
+	if jwks == "" {
+		var err error
+		if jwks, err = rs.discover(ctx); err != nil {
+			rs.failure, rs.failedAt = err, rs.now()
+			return nil, err
+		}
+	}
+	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), rs.cfg.HTTPClient), jwks)
+	rs.verifier = oidc.NewVerifier(rs.cfg.Issuer, keys, &oidc.Config{
+		SkipClientIDCheck: true, // the audience is checked against OAuth.Audience
+		// exp and nbf are checked with the leeway of OAuth.Leeway.
+		SkipExpiryCheck:      true,
+		SupportedSigningAlgs: signingAlgs,
+		Now:                  rs.now,
+	})
+	rs.failure = nil
+	return rs.verifier, nil
+}
+
+// discover reads the issuer's jwks_uri from its OpenID Connect discovery
+// document or its RFC 8414 authorization server metadata, whichever it
+// serves; the document's issuer must be the configured one.
+func (rs *resourceServer) discover(ctx context.Context) (string, error) {
+	issuer := strings.TrimRight(rs.cfg.Issuer, "/")
+	candidates := []string{issuer + "/.well-known/openid-configuration"}
+	if u, err := url.Parse(issuer); err == nil && u.Path != "" {
+		// RFC 8414: the well-known path goes between the host and the
+		// issuer's path.
+		candidates = append(candidates, u.Scheme+"://"+u.Host+"/.well-known/oauth-authorization-server"+u.Path)
+	}
+	candidates = append(candidates, issuer+"/.well-known/oauth-authorization-server")
+	var errs []error
+	for _, c := range candidates {
+		jwks, err := rs.fetchJWKSURI(ctx, c)
+		if err == nil {
+			return jwks, nil
+		}
+		errs = append(errs, err)
+	}
+	return "", fmt.Errorf("oauth discovery of %s: %w", rs.cfg.Issuer, errors.Join(errs...))
+}
+
+func (rs *resourceServer) fetchJWKSURI(ctx context.Context, doc string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, doc, nil)
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := rs.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("%s: status %d", doc, resp.StatusCode)
+	}
+	var meta struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&meta); err != nil {
+		return "", fmt.Errorf("%s: %w", doc, err)
+	}
+	if strings.TrimRight(meta.Issuer, "/") != strings.TrimRight(rs.cfg.Issuer, "/") {
+		return "", fmt.Errorf("%s: issuer %q is not %q", doc, meta.Issuer, rs.cfg.Issuer)
+	}
+	if !absoluteHTTP(meta.JWKSURI) {
+		return "", fmt.Errorf("%s: no jwks_uri", doc)
+	}
+	return meta.JWKSURI, nil
+}
+
+// resourceMetadata is the RFC 9728 protected resource metadata.
+type resourceMetadata struct {
+	Resource               string   `json:"resource"`
+	AuthorizationServers   []string `json:"authorization_servers"`
+	ScopesSupported        []string `json:"scopes_supported"`
+	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+}
+
+// handleResourceMetadata serves the protected resource metadata, or the
+// 404 of an unknown route without OAuth.
+func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) {
+	if s.oauth == nil {
+		s.notFound(w, r)
+		return
+	}
+	body, _ := json.Marshal(resourceMetadata{
+		Resource:               s.oauth.cfg.Resource,
+		AuthorizationServers:   []string{s.oauth.cfg.Issuer},
+		ScopesSupported:        Scopes,
+		BearerMethodsSupported: []string{"header"},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=3600")
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// challenge is the WWW-Authenticate of a 401, as RFC 6750 and RFC 9728
+// write it: where the protected resource metadata is, and invalid_token
+// when a bearer credential was sent and refused. Empty without OAuth.
+func (s *Server) challenge(err error) string {
+	var u refusal.Unauthenticated
+	if s.oauth == nil || !errors.As(err, &u) {
+		return ""
+	}
+	if u.Bearer {
+		return fmt.Sprintf(`Bearer error="invalid_token", resource_metadata=%q`, s.oauth.metadata)
+	}
+	return fmt.Sprintf(`Bearer resource_metadata=%q`, s.oauth.metadata)
+}
+
+// RequireCredentials guards h, the MCP endpoint, when the gateway takes
+// OAuth access tokens: a request without a valid access token or API key
+// is refused at the HTTP level, 401 UNAUTHENTICATED with the
+// WWW-Authenticate that tells an MCP client where to sign in. Without
+// OAuth, h is returned as it is.
+func (s *Server) RequireCredentials(h http.Handler) http.Handler {
+	if s.oauth == nil {
+		return h
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.identify(r); err != nil {
+			s.refuseUnauthenticated(w, r, err)
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
+}
