@@ -17,6 +17,7 @@ import (
 	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
+	"github.com/erpgate/erpgate/openapi"
 )
 
 var headerIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
@@ -212,15 +213,37 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, body)
 }
 
-func (s *Server) handleContract(contentType string, doc []byte) http.HandlerFunc {
+// handleContract serves a contract document. flat, when not nil, is the
+// same contract with every $ref inlined and servers only at the top
+// (openapi.Flat), served for ?flat=1 to clients that resolve no references.
+func (s *Server) handleContract(contentType string, doc, flat []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if len(doc) == 0 {
 			s.notFound(w, r)
 			return
 		}
+		body := doc
+		if flat != nil && r.URL.Query().Get("flat") == "1" {
+			body = flat
+		}
 		w.Header().Set("Content-Type", contentType)
-		_, _ = w.Write(doc)
+		_, _ = w.Write(body)
 	}
+}
+
+// flatContract is openapi.Flat of the served JSON contract, or nil when
+// there is none (or it cannot be flattened, which the openapi tests rule
+// out for the embedded contract).
+func (s *Server) flatContract() []byte {
+	if len(s.contractJSON) == 0 {
+		return nil
+	}
+	flat, err := openapi.Flat(s.contractJSON)
+	if err != nil {
+		s.log.Error("flat contract", "err", err)
+		return nil
+	}
+	return flat
 }
 
 // allowed lists the methods the router serves at path, for a 405's Allow

@@ -80,9 +80,9 @@ func (s *Server) routes(r chi.Router) {
 		r.Method(http.MethodGet, "/healthz", s.monitoringEndpoint(http.HandlerFunc(s.handleHealth)))
 		r.Method(http.MethodGet, "/readyz", s.monitoringEndpoint(http.HandlerFunc(s.handleReady)))
 		r.Method(http.MethodGet, "/metrics", s.monitoringEndpoint(s.metrics.Handler()))
-		r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON))
-		r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML))
-		r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger))
+		r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON, s.flatContract()))
+		r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML, nil))
+		r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger, nil))
 		r.Get(resourceMetadataPath, s.handleResourceMetadata) // oauth.go: RFC 9728, only with Options.OAuth
 
 		// Every operation is these steps, each in its own file, around the

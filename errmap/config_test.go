@@ -41,12 +41,12 @@ func TestMapConfiguration(t *testing.T) {
 		err  *erp.UpstreamError
 		want string // a part of the message
 	}{
-		{"401", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 401}, "credentials or authorisations"},
+		{"401", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 401}, "user or authorisations"},
 		{"403 with a business message id", &erp.UpstreamError{Service: erp.ServicePurchaseOrder, Status: 403,
-			MessageIDs: []string{"06/019"}, Keys: map[string]string{"po_id": "4500018822"}}, "credentials or authorisations"},
+			MessageIDs: []string{"06/019"}, Keys: map[string]string{"po_id": "4500018822"}}, "user or authorisations"},
 		{"404 of the service", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Config: true,
-			Keys: map[string]string{"invoice_id": "5105600101"}}, "not found at the configured URL"},
-		{"token refused", &erp.UpstreamError{Service: erp.ServiceMaterialDocument, Config: true}, "cannot be used as the gateway is configured"},
+			Keys: map[string]string{"invoice_id": "5105600101"}}, "not at the configured URL"},
+		{"token refused", &erp.UpstreamError{Service: erp.ServiceMaterialDocument, Config: true}, "cannot be used as configured"},
 		{"write not confirmed but refused by configuration", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Write: true,
 			Config: true, Unconfirmed: true}, "cannot be used"},
 	}

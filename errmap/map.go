@@ -111,7 +111,7 @@ func mapErr(err error) *Error {
 		msg := fmt.Sprintf("Invoice %s duplicates an invoice already in the ERP. Route to the AP team; do not reject it.", dup.InvoiceID)
 		if dup.DuplicateOf != "" {
 			d["duplicate_of"] = dup.DuplicateOf
-			msg = fmt.Sprintf("Invoice %s duplicates posted invoice %s (same supplier, number, date and amount). Route to the AP team; do not reject it.",
+			msg = fmt.Sprintf("Invoice %s duplicates posted invoice %s. Route to the AP team; do not reject it.",
 				dup.InvoiceID, dup.DuplicateOf)
 		}
 		if dup.SupplierID != "" {
@@ -128,7 +128,7 @@ func mapErr(err error) *Error {
 		return decisionRefused(refused)
 	case errors.As(err, &unparked):
 		return New(InvalidRequest,
-			fmt.Sprintf("Invoice %s is %s in the ERP, so there is nothing to post or hold. Do not repeat it; hand it over to ap_queue.",
+			fmt.Sprintf("Invoice %s is %s in the ERP: nothing to post or hold. Do not repeat; hand it over to ap_queue.",
 				unparked.InvoiceID, unparked.Status),
 			map[string]any{"invoice_id": unparked.InvoiceID, "reason": string(unparked.Status), "sap_status": unparked.SAPStatus}).Route(QueueAP)
 	case errors.As(err, &posted):
@@ -152,19 +152,19 @@ func notFound(nf *erp.NotFoundError) *Error {
 	switch nf.Entity {
 	case erp.EntityInvoice:
 		return New(InvoiceNotFound,
-			fmt.Sprintf("Invoice %s was not found in the ERP. Check the id against the source document and retry once; if it fails again, route to ap_queue.", nf.ID),
+			fmt.Sprintf("Invoice %s is not in the ERP. Check the id on the document, retry once, then route to ap_queue.", nf.ID),
 			map[string]any{"invoice_id": nf.ID})
 	case erp.EntityPurchaseOrder:
 		return New(PONotFound,
-			fmt.Sprintf("Purchase order %s was not found in the ERP. Check the reference on the invoice and retry once; if it fails again, route to ap_queue.", nf.ID),
+			fmt.Sprintf("PO %s is not in the ERP. Check the reference on the invoice, retry once, then route to ap_queue.", nf.ID),
 			map[string]any{"po_id": nf.ID})
 	case erp.EntityPOItem:
 		return New(PONotFound,
-			fmt.Sprintf("Purchase order %s has no item %s. Check the reference on the invoice and retry once; if it fails again, route to ap_queue.", nf.ID, nf.Item),
+			fmt.Sprintf("PO %s has no item %s. Check the reference on the invoice, retry once, then route to ap_queue.", nf.ID, nf.Item),
 			map[string]any{"po_id": nf.ID, "item": nf.Item})
 	case erp.EntitySupplier:
 		return New(SupplierNotFound,
-			fmt.Sprintf("Supplier %s is not in the supplier master. Do not guess a similar supplier; retry once with a corrected id, then route to master_data.", nf.ID),
+			fmt.Sprintf("Unknown supplier %s. Do not guess; retry once with a fixed id, then route to master_data.", nf.ID),
 			map[string]any{"supplier_id": nf.ID, "reason": "not_in_master"})
 	case erp.EntityApproval:
 		return New(ApprovalMissing,
@@ -190,16 +190,16 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 	case erp.ApprovalAbsent:
 		msg = fmt.Sprintf("Invoice %s cannot be posted without an approval_id. Call request_approval first.", m.InvoiceID)
 	case erp.ApprovalUnknown:
-		msg = fmt.Sprintf("Approval %s is unknown, so invoice %s cannot be posted. Call request_approval; never invent an id.", m.ApprovalID, m.InvoiceID)
+		msg = fmt.Sprintf("Approval %s is unknown; invoice %s cannot be posted. Call request_approval; never invent an id.", m.ApprovalID, m.InvoiceID)
 	case erp.ApprovalNotYet:
 		// A new request would only wait beside this one: the move is to
 		// wait for the person, so the next action is hold_and_recheck.
-		return New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s is still pending a person's decision. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d).Hold()
+		return New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s awaits a person. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d).Hold()
 	case erp.ApprovalWasRejected:
-		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request a new approval for a different action.", m.ApprovalID, m.InvoiceID)
+		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request approval of another action.", m.ApprovalID, m.InvoiceID)
 	default:
 		d["approval_invoice_id"] = m.ForInvoice
-		msg = fmt.Sprintf("Approval %s belongs to invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)
+		msg = fmt.Sprintf("Approval %s is for invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)
 	}
 	return New(ApprovalMissing, msg, d)
 }
@@ -209,10 +209,10 @@ func decisionRefused(r *erp.DecisionRefusedError) *Error {
 	if r.Reason == erp.DecisionSameRequester {
 		d["approver"] = r.Approver
 		return New(SegregationOfDuties,
-			fmt.Sprintf("Approval %s cannot be decided by the client that requested it. Another person of %s must decide.", r.ApprovalID, r.Approver), d)
+			fmt.Sprintf("The client that requested approval %s cannot decide it; another person of %s must.", r.ApprovalID, r.Approver), d)
 	}
 	return New(ApprovalDecided,
-		fmt.Sprintf("Approval %s was decided before (%s); a decision stands. Request a new approval to change course.", r.ApprovalID, r.Status), d)
+		fmt.Sprintf("Approval %s is already %s; a decision stands. Request a new approval to change course.", r.ApprovalID, r.Status), d)
 }
 
 // fromUpstream names an upstream failure; call, when not nil, is what the
@@ -242,7 +242,7 @@ func fromUpstream(u *erp.UpstreamError, call *retry.Error) *Error {
 		}
 	case u.Write && (u.Unconfirmed || (call != nil && call.Unconfirmed)):
 		return New(ERPOutcomeUnknown,
-			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat it; hold the invoice and re-check its status.", u.Operation, about(u)),
+			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat; hold and re-check.", u.Operation, about(u)),
 			withKeys(u, map[string]any{"attempts": max(attempts, 1)}))
 	case u.Transient || u.Timeout || u.Status == 0 || u.Status >= 500 || (u.Status >= 200 && u.Status < 300):
 		return unavailable(u.Service, retryAfterSeconds(u), attempts)
@@ -261,17 +261,17 @@ func configuration(u *erp.UpstreamError) *Error {
 	var why string
 	switch u.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
-		why = "refuses the gateway's credentials or authorisations"
+		why = "refuses the gateway's user or authorisations"
 	case http.StatusNotFound:
-		why = "is not found at the configured URL or not activated"
+		why = "is not at the configured URL or not active"
 	default:
-		why = "cannot be used as the gateway is configured"
+		why = "cannot be used as configured"
 	}
 	d := withKeys(u, nil)
 	if u.Service != "" {
 		d["service"] = string(u.Service)
 	}
-	return New(ERPConfiguration, fmt.Sprintf("%s %s. Do not retry; stop and escalate: a person must fix the gateway's ERP configuration.", what, why), d)
+	return New(ERPConfiguration, fmt.Sprintf("%s %s. Escalate; do not retry.", what, why), d)
 }
 
 func notFoundByService(u *erp.UpstreamError) *Error {
@@ -299,10 +299,10 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 		if k["item"] != "" && k["po_id"] != "" {
 			return notFound(&erp.NotFoundError{Entity: erp.EntityPOItem, ID: k["po_id"], Item: k["item"]})
 		}
-		return New(PONotFound, "A purchase order referenced"+about(u)+" was not found in the ERP. Check the reference and retry once.",
+		return New(PONotFound, "A purchase order referenced"+about(u)+" is not in the ERP. Check the reference and retry once.",
 			withKeys(u, nil))
 	case SupplierNotFound:
-		return New(SupplierNotFound, "The supplier"+about(u)+" is not in the supplier master or cannot be used. Retry once with a corrected id.",
+		return New(SupplierNotFound, "The supplier"+about(u)+" is unknown or blocked in the ERP. Retry once with a fixed id.",
 			withKeys(u, map[string]any{"reason": "not_in_master"}))
 	case POClosed:
 		return New(POClosed, "A purchase order item"+about(u)+" is closed in the ERP. Route to procurement.", withKeys(u, nil))
@@ -316,7 +316,7 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 		if id := k["invoice_id"]; id != "" {
 			what = "invoice " + id
 		}
-		return New(DuplicateInvoice, "The ERP reports "+what+" as a duplicate of an invoice already entered. Route to the AP team; do not reject it.",
+		return New(DuplicateInvoice, "The ERP flags "+what+" as a duplicate. Route to the AP team; do not reject it.",
 			withKeys(u, nil))
 	case PeriodClosed:
 		return New(PeriodClosed, "The posting period"+about(u)+" is closed in the ERP. Stop and escalate to finance.", withKeys(u, nil))
@@ -376,7 +376,7 @@ func unavailable(svc erp.Service, retryAfter, attempts int) *Error {
 		d["service"] = string(svc)
 	}
 	return New(ERPUnavailable,
-		fmt.Sprintf("%s is temporarily unavailable. Hold the invoice and re-check after %d s; do not retry at once.", what, retryAfter), d)
+		fmt.Sprintf("%s is unavailable. Hold the invoice; re-check after %d s, not at once.", what, retryAfter), d)
 }
 
 // Info names the outcome carried by warnings on a successful posting:

@@ -26,12 +26,12 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		return unauthenticated(unauth), true
 	case errors.As(err, &scope):
 		return New(ScopeMissing,
-			fmt.Sprintf("This client may not call %s: it lacks the %q scope. A person must grant it; hand the step over.", scope.Operation, scope.Scope),
+			fmt.Sprintf("This client lacks the %q scope for %s. A person must grant it; hand the step over.", scope.Scope, scope.Operation),
 			map[string]any{"scope": scope.Scope, "operation": scope.Operation}), true
 	case errors.As(err, &rate):
 		if rate.Reason == refusal.RateKeysCap {
 			return New(RateLimited,
-				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse the key of a call you repeat; new keys are accepted as old ones expire.", rate.Cap),
+				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse a repeated call's key; new keys pass as old expire.", rate.Cap),
 				map[string]any{"reason": rate.Reason, "retry_after_s": rate.RetryAfter}), true
 		}
 		return New(RateLimited,
@@ -46,7 +46,7 @@ func fromRefusal(err error) (e *Error, ok bool) {
 				map[string]any{"reason": "records_unavailable", "engine": store.Engine}), true
 		}
 		return New(Internal,
-			"The gateway cannot reach its run-state store, so it cannot enforce the loop limits; nothing was sent to the ERP. Escalate.",
+			"The gateway cannot reach its run-state store to enforce loop limits; nothing was sent to the ERP. Escalate.",
 			map[string]any{"reason": "run_state_unavailable"}), true
 	case errors.As(err, &limit):
 		return runLimit(limit), true
@@ -60,15 +60,15 @@ func unauthenticated(u refusal.Unauthenticated) *Error {
 	switch {
 	case u.Token == refusal.TokenUnverifiable:
 		return New(Unauthenticated,
-			"The access token cannot be checked: the gateway cannot fetch its authorization server's keys. Escalate; do not retry at once.",
+			"The gateway cannot fetch the authorization server's keys to check the token. Escalate; do not retry at once.",
 			map[string]any{"reason": u.Token})
 	case u.Token != "":
 		return New(Unauthenticated, fmt.Sprintf(
-			"The access token was refused (%s). Get a new token from the authorization server; do not retry with this one.", u.Token),
+			"Access token refused (%s). Get a new one from the authorization server; do not retry with this one.", u.Token),
 			map[string]any{"reason": u.Token})
 	case u.OAuth:
 		return New(Unauthenticated,
-			"Missing or invalid credentials. Send an OAuth access token or an API key as Authorization: Bearer <token>, or the key as X-API-Key; do not retry without one.", nil)
+			"Missing or invalid credentials. Send Authorization: Bearer <access token or API key>, or X-API-Key.", nil)
 	}
 	return New(Unauthenticated,
 		"Missing or invalid API key. Send it as Authorization: Bearer <key> or X-API-Key; do not retry without one.", nil)
@@ -88,27 +88,27 @@ func runLimit(l refusal.Limit) *Error {
 			what = "invoice " + l.InvoiceID
 		}
 		return New(BudgetExhausted, fmt.Sprintf(
-			"This run has used its budget of %d tool calls for %s. Stop and hand over with a summary of what you found.",
+			"This run spent its %d-call budget for %s. Hand over with a summary of your findings.",
 			l.Budget, what), d)
 	case refusal.LimitGRMissing:
 		// Looking again will not make the goods arrive: the cure is time.
 		return New(LoopDetected, fmt.Sprintf(
-			"The goods receipt for PO item %s was already found missing in this run; looking again will not make it arrive. Hold the invoice for the scheduled re-check.",
+			"PO item %s had no goods receipt earlier in this run. Hold the invoice for the re-check.",
 			l.POItem), d).Hold()
 	case refusal.LimitCorrectedRetry:
 		return New(LoopDetected, fmt.Sprintf(
-			"%s already failed twice in this run, the second time after a correction; no further retry is allowed. Hand the invoice over.",
+			"%s failed twice in this run, once after a correction; no further retry. Hand the invoice over.",
 			l.Operation), d).Route(QueueAP)
 	case refusal.LimitERPWait:
 		d["retry_after_s"] = l.RetryAfter
 		return New(ERPUnavailable, fmt.Sprintf(
-			"The ERP was unavailable for this call moments ago; repeat it after %d s, not before. Hold the invoice meanwhile.", l.RetryAfter), d)
+			"The ERP was unavailable for this call moments ago; repeat it after %d s, not before. Hold the invoice.", l.RetryAfter), d)
 	case refusal.LimitIdenticalRepeat:
 		if l.PreviousCode != "" {
 			d["previous_code"] = l.PreviousCode
 		}
 		return New(LoopDetected, fmt.Sprintf(
-			"%s was already called with the same arguments in this run; repeating it will not change the answer. Hand the invoice over to a person.",
+			"%s already ran with these arguments in this run; the answer will not change. Hand over.",
 			l.Operation), d)
 	}
 	return New(Internal, internalMessage, nil)
@@ -125,7 +125,7 @@ func notFoundAgain(r refusal.NotFoundAgain) *Error {
 	e := &Error{Code: first.Code, Retryable: first.Retryable, NextAction: first.NextAction, Details: d,
 		Status: first.Status, Cause: first.Cause}
 	e.Route("")
-	e.Message = fmt.Sprintf("Not found again after the one corrected retry (%s). Hand the invoice over to the %v queue; do not retry.",
+	e.Message = fmt.Sprintf("Not found after the corrected retry either (%s). Hand over to %v; do not retry.",
 		ids(e.Details), e.Details["queue"])
 	return e
 }

@@ -79,7 +79,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		&sdk.ServerOptions{
 			Instructions: instructions,
 			Logger:       opts.Logger,
-			Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+			Capabilities: capabilities(),
 		})
 	for _, t := range tools {
 		s.server.AddTool(t.def, s.handle(t))
@@ -119,6 +119,20 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		stream.ServeHTTP(w, r2)
 	})
 	return s, nil
+}
+
+// capabilities are the ones the server declares in initialize and
+// server/discover. The SDK answers prompts/list and prompts/get on every
+// server, so prompts are declared: the list is empty (the operations are
+// tools, and there are no prompts) and never changes, so there is no
+// listChanged. Completions are not declared: completion/complete refers to
+// a prompt or a resource template, and there are neither, so it is
+// answered "method not found", as for a server without the capability.
+func capabilities() *sdk.ServerCapabilities {
+	return &sdk.ServerCapabilities{
+		Tools:   &sdk.ToolCapabilities{},
+		Prompts: &sdk.PromptCapabilities{},
+	}
 }
 
 // Handler returns the MCP Streamable HTTP endpoint, to mount at any path.

@@ -223,8 +223,13 @@ func TestLocateWrappedBody(t *testing.T) {
 			t.Errorf("%s: got %v %v %q", text, obj, keys, got)
 		}
 	}
-	if obj, _, _ := locate(body[:60], &mcp.CallToolResult{}); obj != nil {
-		t.Errorf("a body cut short was accepted")
+	// A body cut short yields the fields that arrived complete, marked.
+	obj, keys, where := locate("API Error: Status 409. Response: "+body[:60], &mcp.CallToolResult{})
+	if where != "body cut short" || strings.Join(keys, ",") != "code,message,retryable" || obj["code"] != "GR_MISSING" {
+		t.Errorf("a body cut short: got %v %v %q", obj, keys, where)
+	}
+	if obj, _, _ := locate(body[:12], &mcp.CallToolResult{}); obj != nil {
+		t.Errorf("a body cut inside its code was accepted: %v", obj)
 	}
 }
 
