@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/erpgate/erpgate/api/refusal"
+	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/records"
 )
 
@@ -105,4 +106,27 @@ func (resp *response) clone() *response {
 	}
 	c.body = append([]byte(nil), resp.body...)
 	return &c
+}
+
+// dedupeOf names the record a write creates: by the client's idempotency
+// key when it sent one, else by the call's arguments and run, so that a
+// retry of the same call finds the record the first try made instead of
+// making a second.
+func dedupeOf(r *http.Request, o operation) string {
+	rec := recordFrom(r.Context())
+	if rec.key != "" {
+		return erp.Digest("key", rec.client, o.name, rec.key)
+	}
+	return erp.Digest("args", rec.client, o.name, rec.run, rec.digest)
+}
+
+// repeatabilityOf identifies a posting call for the ERP: derived from the
+// client, its idempotency key and the arguments, so that no other call,
+// client or argument set can share it; empty without a key.
+func repeatabilityOf(r *http.Request) string {
+	rec := recordFrom(r.Context())
+	if rec.key == "" {
+		return ""
+	}
+	return erp.Digest("post", rec.client, rec.key, rec.digest)
 }

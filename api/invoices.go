@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"net/http"
 	"time"
 
@@ -180,39 +178,6 @@ func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) operationFunc
 		return holdResponse{HoldID: hold.ID, InvoiceID: id, Status: string(erp.InvoiceHeld),
 			Reason: hold.Reason, RecheckAt: dateTime(hold.RecheckAt)}, nil
 	}
-}
-
-// dedupeOf names the record a write creates: by the client's idempotency
-// key when it sent one, else by the call's arguments and run, so that a
-// retry of the same call finds the record the first try made instead of
-// making a second.
-func dedupeOf(r *http.Request, o operation) string {
-	rec := recordFrom(r.Context())
-	if rec.key != "" {
-		return digestOf("key", rec.client, o.name, rec.key)
-	}
-	return digestOf("args", rec.client, o.name, rec.run, rec.digest)
-}
-
-// repeatabilityOf identifies a posting call for the ERP: derived from the
-// client, its idempotency key and the arguments, so that no other call,
-// client or argument set can share it; empty without a key.
-func repeatabilityOf(r *http.Request) string {
-	rec := recordFrom(r.Context())
-	if rec.key == "" {
-		return ""
-	}
-	return digestOf("post", rec.client, rec.key, rec.digest)
-}
-
-// digestOf is a stable hex digest of parts.
-func digestOf(parts ...string) string {
-	h := sha256.New()
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // postedByOther says whether the audit log has a finished posting of the

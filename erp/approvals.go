@@ -36,7 +36,7 @@ func (p *Process) RequestApproval(ctx context.Context, req ApprovalRequest) (App
 		Status: records.ApprovalPending, Approver: group, ProposedAction: req.ProposedAction,
 		Justification: req.Justification, Amount: amount, Currency: inv.Currency,
 		RequestedBy: req.Client, RequestedAt: now,
-		Dedupe: digest("approval", inv.ID, inv.FiscalYear, req.ProposedAction, amount.String(), inv.Currency),
+		Dedupe: Digest("approval", inv.ID, inv.FiscalYear, req.ProposedAction, amount.String(), inv.Currency),
 	}
 	if group == AutoApprover {
 		rec.Status, rec.DecidedBy, rec.DecidedAt = records.ApprovalApproved, AutoApprover, now
@@ -100,8 +100,9 @@ func ApprovalFrom(a records.Approval) Approval {
 	}
 }
 
-// digest is a stable hex digest of parts, for deduplication keys.
-func digest(parts ...string) string {
+// Digest is a stable hex digest of parts, for the deduplication keys of
+// records and the ERP's repeatability ids.
+func Digest(parts ...string) string {
 	h := sha256.New()
 	for _, p := range parts {
 		h.Write([]byte(p))
