@@ -8,9 +8,9 @@ import (
 // or remove one.
 func (s *sqlStore) AppendAudit(ctx context.Context, e AuditEntry) error {
 	_, err := s.exec(ctx, s.w, `INSERT INTO audit_log (at, client, operation, invoice_id, args_digest,
-		approval_id, document, outcome, request_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		approval_id, document, outcome, request_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.d.timeArg(nowIfZero(e.At)), e.Client, e.Operation, e.InvoiceID, e.ArgsDigest, e.ApprovalID,
-		e.Document, e.Outcome, e.RequestID)
+		e.Document, e.Outcome, e.RequestID, e.Note)
 	return opErr("append audit", err)
 }
 
@@ -24,7 +24,7 @@ func (s *sqlStore) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 		w.add("id < ?", f.BeforeID)
 	}
 	rows, err := s.db.QueryContext(ctx, s.d.rebind(`SELECT id, at, client, operation, invoice_id, args_digest,
-		approval_id, document, outcome, request_id FROM audit_log`+w.String()+" ORDER BY id DESC LIMIT ?"),
+		approval_id, document, outcome, request_id, note FROM audit_log`+w.String()+" ORDER BY id DESC LIMIT ?"),
 		append(w.args, pageLimit(f.Limit, defaultAudit, maxAudit))...)
 	if err != nil {
 		return nil, opErr("read audit", err)
@@ -32,7 +32,7 @@ func (s *sqlStore) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, erro
 	es, err := collect(rows, func(sc scanner) (AuditEntry, error) {
 		var e AuditEntry
 		err := sc.Scan(&e.ID, timeCol{&e.At}, &e.Client, &e.Operation, &e.InvoiceID, &e.ArgsDigest,
-			&e.ApprovalID, &e.Document, &e.Outcome, &e.RequestID)
+			&e.ApprovalID, &e.Document, &e.Outcome, &e.RequestID, &e.Note)
 		return e, err
 	})
 	return es, opErr("read audit", err)

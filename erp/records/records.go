@@ -241,6 +241,7 @@ type AuditEntry struct {
 	Document   string // the record or ERP document written, when any
 	Outcome    string // "OK" or the named code
 	RequestID  string
+	Note       string // a person's note on the write, when they gave one
 }
 
 // AuditFilter selects audit rows, newest first.

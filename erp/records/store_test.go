@@ -1270,7 +1270,7 @@ func auditEntry(i int) records.AuditEntry {
 	return records.AuditEntry{
 		At: t0.Add(time.Duration(i) * time.Second), Client: "agent", Operation: "post_invoice",
 		InvoiceID: fmt.Sprint("INV", i%2), ArgsDigest: "ad", ApprovalID: "A0000001", Document: "5105600001",
-		Outcome: "OK", RequestID: fmt.Sprint("req-", i),
+		Outcome: "OK", RequestID: fmt.Sprint("req-", i), Note: fmt.Sprint("note ", i),
 	}
 }
 
