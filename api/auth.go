@@ -60,6 +60,9 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 	if len(s.creds) == 0 && s.oauth == nil {
 		return &anonymous, nil
 	}
+	if c := delegated(r); c != nil {
+		return c, nil // delegate.go: the console's request for a signed-in person
+	}
 	key := r.Header.Get("X-API-Key")
 	bearer := false
 	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
