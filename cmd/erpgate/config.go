@@ -15,6 +15,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/console"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/records"
@@ -37,7 +38,8 @@ type config struct {
 	erpURL           string
 	erpUser          string
 	erpPassword      string
-	erpAuth          string      // sap.AuthNone, AuthBasic, AuthMTLS or AuthOAuth2
+	erpAuth          string // sap.AuthNone, AuthBasic, AuthMTLS or AuthOAuth2
+	consoleSecret    []byte
 	erpTLS           *tls.Config // client certificate and CAs for the ERP; nil for the defaults
 	erpOAuth2        *clientcredentials.Config
 	sapClient        string
@@ -202,6 +204,14 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.oauth.audience = v })},
 	{"oauth-scope-claim", "ERPGATE_OAUTH_SCOPE_CLAIM", "scope", "claim of an access token holding its scopes, space separated or an array; scp is read too",
 		textSetting(func(c *config, v string) { c.oauth.scopeClaim = v })},
+	{"console-secret", "ERPGATE_CONSOLE_SECRET", "", "at least 32 characters that sign the web console's sessions and CSRF tokens; replicas need the same (default: random at start, sessions end with the process; prefer the environment variable)",
+		optional(func(v string, c *config) error {
+			if len(v) < console.MinSecretBytes {
+				return fmt.Errorf("must be at least %d characters", console.MinSecretBytes)
+			}
+			c.consoleSecret = []byte(v)
+			return nil
+		})},
 	{"post-scope", "ERPGATE_POST_SCOPE", "false", "post_invoice needs the post scope instead of write",
 		boolSetting(func(c *config, on bool) { c.postScope = on })},
 	{"protect-ops", "ERPGATE_PROTECT_OPS", "false", "/healthz, /readyz and /metrics need a valid API key too",

@@ -132,7 +132,8 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 		OAuthScopeClaim: cfg.oauth.scopeClaim,
 		RateLimit:       cfg.rateLimit, RateWindow: cfg.rateWindow, MaxKeysPerClient: keyCap(cfg.maxKeys),
 		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook,
-		RecheckEvery: cfg.recheckEvery, RecheckInterval: cfg.recheckInterval,
+		ConsoleSecret: cfg.consoleSecret,
+		RecheckEvery:  cfg.recheckEvery, RecheckInterval: cfg.recheckInterval,
 		Now: cfg.now, Logger: logger,
 		WrapRecords: cfg.wrapRecords, WrapERP: cfg.wrapERP, KeyLease: cfg.keyLease,
 	}

@@ -58,6 +58,7 @@ func TestEverySettingParses(t *testing.T) {
 		"auto-approve-limit":  {good: "0", bad: "-0.01", why: "must be a non-negative amount"},
 		"approval-rules":      {good: rules, bad: badRules, why: "routing rules: default: auto_approve_limit must not be negative"},
 		"approval-webhook":    {good: "http://hooks.internal/approvals", bad: "/approvals", why: "must be an absolute http(s) URL"},
+		"console-secret":      {good: "0123456789abcdef0123456789abcdef", bad: "too-short", why: "must be at least 32 characters"},
 		"data-dir":            {good: "/var/lib/erpgate"}, // needed without -database-url: checkRecordsStore
 		"database-url":        {good: "postgresql://erpgate@db:5432/erpgate", bad: "mysql://db/erpgate", why: "must be a postgres:// URL"},
 		"max-keys-per-client": {good: "1", bad: "-1", why: "must be a whole number, 0 for no cap"},

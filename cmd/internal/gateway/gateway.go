@@ -23,6 +23,7 @@ import (
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/console"
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
@@ -121,6 +122,11 @@ type Config struct {
 	// HandoverWebhook and ApprovalWebhook are told, through the outbox, of
 	// every handover and every approval left pending; empty for none.
 	HandoverWebhook, ApprovalWebhook string
+
+	// ConsoleSecret signs the web console's session cookies and CSRF
+	// tokens (console.Options.Secret): replicas need the same one. Empty:
+	// random at start, sessions held by this process only.
+	ConsoleSecret []byte
 
 	// RecheckEvery and RecheckInterval pace the re-checks of holds waiting
 	// for a goods receipt; zero takes recheck's defaults.
@@ -303,6 +309,13 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	// unclean one (//healthz, /a/../audit) is redirected to its clean form.
 	mux := http.NewServeMux()
 	mux.Handle("/", g.api)
+	// The person's side beside it: the landing page, /docs and /console.
+	ui, err := console.New(console.Options{Gateway: g.api, Records: store, Metrics: g.metrics.Registry(),
+		Secret: cfg.ConsoleSecret, Logger: logger.With("component", "console"), Now: cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	ui.Mount(mux)
 	g.handler = mux
 	return g, nil
 }

@@ -1,0 +1,495 @@
+package console_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/shopspring/decimal"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/console"
+	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
+	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// The keys of the test's clients: an agent, two approvers and a reviewer.
+const (
+	agentKey    = "agent-key-0001"
+	kellerKey   = "keller-key-0001"
+	doeKey      = "doe-key-0001"
+	reviewerKey = "reviewer-key-0001"
+)
+
+func cred(name, key string, scopes ...string) api.Credential {
+	return api.Credential{Name: name, KeySHA256: sha256.Sum256([]byte(key)), Scopes: scopes}
+}
+
+// site is a gateway with its console, over the simulated ERP.
+type site struct {
+	t       testing.TB
+	url     string
+	records records.Store
+	handler http.Handler
+}
+
+func newSite(t testing.TB) *site {
+	t.Helper()
+	simSrv := httptest.NewServer(sim.New(sim.Options{}))
+	t.Cleanup(simSrv.Close)
+	metrics := api.NewMetrics()
+	runner := retry.New(retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}, metrics)
+	client, err := sap.New(simSrv.URL, sap.Options{Runner: runner})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, _ := recordstest.SQLite(t)
+	srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, BreakerStates: runner.BreakerStates,
+		Credentials: []api.Credential{
+			cred("agent", agentKey, api.ScopeRead, api.ScopeWrite),
+			cred("m.keller", kellerKey, api.ScopeApprove, api.ScopeReview),
+			cred("j.doe", doeKey, api.ScopeApprove),
+			cred("ap.team", reviewerKey, api.ScopeReview),
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ui, err := console.New(console.Options{Gateway: srv, Records: store, Metrics: metrics.Registry()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/", srv)
+	ui.Mount(mux)
+	gw := httptest.NewServer(mux)
+	t.Cleanup(gw.Close)
+	return &site{t: t, url: gw.URL, records: store, handler: mux}
+}
+
+// browser is a person's browser: it keeps cookies and shows redirects
+// instead of following them.
+type browser struct {
+	t    testing.TB
+	site *site
+	c    *http.Client
+}
+
+func (s *site) browser() *browser {
+	jar, _ := cookiejar.New(nil)
+	return &browser{t: s.t, site: s, c: &http.Client{Jar: jar,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+type page struct {
+	status   int
+	location string
+	body     string
+	header   http.Header
+}
+
+func (b *browser) get(path string) page {
+	b.t.Helper()
+	resp, err := b.c.Get(b.site.url + path)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return read(b.t, resp)
+}
+
+func (b *browser) post(path string, form url.Values) page {
+	b.t.Helper()
+	resp, err := b.c.PostForm(b.site.url+path, form)
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return read(b.t, resp)
+}
+
+func mustParse(s string) *url.URL {
+	u, err := url.Parse(s)
+	if err != nil {
+		panic(err)
+	}
+	return u
+}
+
+func read(t testing.TB, resp *http.Response) page {
+	t.Helper()
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return page{status: resp.StatusCode, location: resp.Header.Get("Location"), body: string(body), header: resp.Header}
+}
+
+var csrfInput = regexp.MustCompile(`name="csrf_token" value="([^"]+)"`)
+
+// token is the CSRF token of the page's forms.
+func (b *browser) token(path string) string {
+	b.t.Helper()
+	p := b.get(path)
+	m := csrfInput.FindStringSubmatch(p.body)
+	if m == nil {
+		b.t.Fatalf("GET %s: %d, no csrf_token in the page", path, p.status)
+	}
+	return m[1]
+}
+
+func (b *browser) signIn(key string) page {
+	b.t.Helper()
+	return b.post("/console/sign-in", url.Values{"csrf_token": {b.token("/console/sign-in")}, "key": {key}})
+}
+
+func TestSignIn(t *testing.T) {
+	s := newSite(t)
+
+	t.Run("approver", func(t *testing.T) {
+		b := s.browser()
+		p := b.signIn(kellerKey)
+		if p.status != http.StatusSeeOther || p.location != "/console" {
+			t.Fatalf("sign-in: got %d to %q, want 303 to /console", p.status, p.location)
+		}
+		set := p.header.Values("Set-Cookie")
+		var session string
+		for _, c := range set {
+			if strings.HasPrefix(c, "erpgate_console=") {
+				session = c
+			}
+		}
+		for _, want := range []string{"HttpOnly", "SameSite=Strict", "Path=/console"} {
+			if !strings.Contains(session, want) {
+				t.Errorf("session cookie %q lacks %s", session, want)
+			}
+		}
+		if strings.Contains(session, "Secure") {
+			t.Errorf("session cookie %q is Secure over plain HTTP", session)
+		}
+		if p := b.get("/console/handovers"); p.status != http.StatusOK || !strings.Contains(p.body, "Signed in as <strong>m.keller</strong>") {
+			t.Fatalf("handovers after sign-in: %d %s", p.status, p.body)
+		}
+		// Signing out ends the session in this browser.
+		if p := b.post("/console/sign-out", url.Values{"csrf_token": {b.token("/console/handovers")}}); p.status != http.StatusSeeOther {
+			t.Fatalf("sign-out: %d", p.status)
+		}
+		if p := b.get("/console/handovers"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, "/console/sign-in") {
+			t.Fatalf("handovers after sign-out: got %d to %q, want the sign-in", p.status, p.location)
+		}
+	})
+
+	t.Run("agent key refused", func(t *testing.T) {
+		b := s.browser()
+		p := b.signIn(agentKey)
+		if p.status != http.StatusConflict || !strings.Contains(p.body, "SCOPE_MISSING") {
+			t.Fatalf("agent sign-in: got %d, want 409 SCOPE_MISSING: %s", p.status, p.body)
+		}
+		if p := b.get("/console/approvals"); p.status != http.StatusSeeOther {
+			t.Fatalf("approvals after a refused sign-in: got %d, want a redirect to the sign-in", p.status)
+		}
+	})
+
+	t.Run("wrong key", func(t *testing.T) {
+		p := s.browser().signIn("not-a-key")
+		if p.status != http.StatusUnauthorized || !strings.Contains(p.body, "UNAUTHENTICATED") {
+			t.Fatalf("wrong key: got %d, want 401 UNAUTHENTICATED: %s", p.status, p.body)
+		}
+	})
+
+	t.Run("scope of a page", func(t *testing.T) {
+		b := s.browser()
+		b.signIn(doeKey) // approve only
+		if p := b.get("/console/handovers"); p.status != http.StatusConflict || !strings.Contains(p.body, "SCOPE_MISSING") {
+			t.Fatalf("handovers for an approver without review: got %d, want 409 SCOPE_MISSING", p.status)
+		}
+		if p := b.get("/console/approvals"); p.status != http.StatusOK {
+			t.Fatalf("approvals: %d", p.status)
+		}
+	})
+
+	t.Run("forged session", func(t *testing.T) {
+		b := s.browser()
+		u, _ := url.Parse(s.url + "/console/")
+		b.c.Jar.SetCookies(u, []*http.Cookie{{Name: "erpgate_console", Value: "eyJuIjoibS5rZWxsZXIifQ.AAAA", Path: "/console"}})
+		if p := b.get("/console/approvals"); p.status != http.StatusSeeOther {
+			t.Fatalf("forged session: got %d, want a redirect to the sign-in", p.status)
+		}
+	})
+}
+
+// requestApproval has the agent ask for a person's decision on 5105600102,
+// over the auto-approve limit, through the API.
+func (s *site) requestApproval(action string) string {
+	s.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, s.url+"/invoices/5105600102/approvals",
+		strings.NewReader(`{"proposed_action":"`+action+`","justification":"Unit price 135.00 is 8 % over the PO price 125.00."}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-API-Key", agentKey)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	p := read(s.t, resp)
+	m := regexp.MustCompile(`"approval_id":"(A[0-9]+)"`).FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil || !strings.Contains(p.body, `"status":"pending"`) {
+		s.t.Fatalf("request_approval: %d %s", p.status, p.body)
+	}
+	return m[1]
+}
+
+func (s *site) approvalStatus(id string) string {
+	s.t.Helper()
+	a, err := s.records.Approval(context.Background(), id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return a.Status
+}
+
+func TestCSRFRefused(t *testing.T) {
+	s := newSite(t)
+	id := s.requestApproval("accept_variance")
+
+	if p := s.browser().post("/console/sign-in", url.Values{"key": {kellerKey}}); p.status != http.StatusForbidden ||
+		!strings.Contains(p.body, "csrf_token") || !strings.Contains(p.body, "INVALID_REQUEST") {
+		t.Fatalf("sign-in without a token: got %d, want 403 INVALID_REQUEST naming csrf_token: %s", p.status, p.body)
+	}
+
+	b := s.browser()
+	b.signIn(kellerKey)
+	for name, form := range map[string]url.Values{
+		"no token":    {"decision": {"approve"}, "reason": {"Checked."}},
+		"wrong token": {"decision": {"approve"}, "reason": {"Checked."}, "csrf_token": {"AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"}},
+	} {
+		p := b.post("/console/approvals/"+id+"/decision", form)
+		if p.status != http.StatusForbidden || !strings.Contains(p.body, "csrf_token") {
+			t.Errorf("%s: got %d, want 403 naming csrf_token", name, p.status)
+		}
+	}
+	// Another browser's token does not fit this session either.
+	other := s.browser()
+	other.signIn(doeKey)
+	p := b.post("/console/approvals/"+id+"/decision", url.Values{"decision": {"approve"}, "reason": {"Checked."},
+		"csrf_token": {other.token("/console/approvals")}})
+	if p.status != http.StatusForbidden {
+		t.Errorf("another session's token: got %d, want 403", p.status)
+	}
+	if got := s.approvalStatus(id); got != records.ApprovalPending {
+		t.Fatalf("approval after refused forms: %s, want pending", got)
+	}
+}
+
+func TestDecisionsAndSegregationOfDuties(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	// An approval m.keller asked for himself: he cannot decide it.
+	own, _, err := s.records.CreateApproval(ctx, records.Approval{InvoiceID: "5105600102", FiscalYear: "2026", CompanyCode: "1010",
+		Status: records.ApprovalPending, Approver: "ap_manager", ProposedAction: "accept_variance", Justification: "Surcharge.",
+		Amount: decimal.RequireFromString("13500.00"), Currency: "EUR", RequestedBy: "m.keller"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keller := s.browser()
+	keller.signIn(kellerKey)
+	tok := keller.token("/console/approvals")
+	p := keller.post("/console/approvals/"+own.ID+"/decision", url.Values{"csrf_token": {tok}, "decision": {"approve"}, "reason": {"Looks right."}})
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "SEGREGATION_OF_DUTIES") {
+		t.Fatalf("the requester's decision: got %d, want 409 SEGREGATION_OF_DUTIES: %s", p.status, p.body)
+	}
+	if got := s.approvalStatus(own.ID); got != records.ApprovalPending {
+		t.Fatalf("after the requester's decision: %s, want pending", got)
+	}
+
+	// The agent's two approvals: one approved, one rejected by m.keller.
+	approve, reject := s.requestApproval("accept_variance"), s.requestApproval("post_as_invoiced")
+	p = keller.post("/console/approvals/"+approve+"/decision", url.Values{"csrf_token": {tok}, "decision": {"approve"}, "reason": {"Surcharge confirmed."}})
+	if p.status != http.StatusSeeOther || !strings.Contains(p.location, "done=approved") {
+		t.Fatalf("approve: got %d to %q", p.status, p.location)
+	}
+	if f := keller.get(p.location); !strings.Contains(f.body, "Approval "+approve+" approved.") {
+		t.Errorf("the approvals page does not confirm the decision")
+	}
+	p = keller.post("/console/approvals/"+reject+"/decision", url.Values{"csrf_token": {tok}, "decision": {"reject"}, "reason": {"Credit note not agreed."}})
+	if p.status != http.StatusSeeOther {
+		t.Fatalf("reject: got %d %s", p.status, p.body)
+	}
+	if a, b := s.approvalStatus(approve), s.approvalStatus(reject); a != records.ApprovalApproved || b != records.ApprovalRejected {
+		t.Fatalf("after the decisions: %s and %s, want approved and rejected", a, b)
+	}
+	a, _ := s.records.Approval(ctx, approve)
+	if a.DecidedBy != "m.keller" || a.DecisionReason != "Surcharge confirmed." {
+		t.Errorf("decided by %q for %q, want m.keller for the reason given", a.DecidedBy, a.DecisionReason)
+	}
+	// A second decision is refused by the API, shown with its code.
+	p = keller.post("/console/approvals/"+approve+"/decision", url.Values{"csrf_token": {tok}, "decision": {"reject"}, "reason": {"Changed my mind."}})
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "APPROVAL_DECIDED") {
+		t.Fatalf("second decision: got %d, want 409 APPROVAL_DECIDED", p.status)
+	}
+	// The decision is in the audit log, as decide_approval by the person.
+	audit, err := s.records.Audit(ctx, records.AuditFilter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, e := range audit {
+		found = found || (e.Operation == "decide_approval" && e.Client == "m.keller" && e.ApprovalID == approve && e.Outcome == "OK")
+	}
+	if !found {
+		t.Errorf("no decide_approval row by m.keller for %s in %+v", approve, audit)
+	}
+}
+
+func TestHandoverTakeAndResolve(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	// The agent's run meets PO_NOT_FOUND twice and hands over, as in the
+	// README's walk.
+	agent := func(method, path, body string) {
+		req, _ := http.NewRequest(method, s.url+path, strings.NewReader(body))
+		req.Header.Set("X-API-Key", agentKey)
+		req.Header.Set("X-Run-Id", "run-0042")
+		if body != "" {
+			req.Header.Set("Content-Type", "application/json")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	agent("POST", "/invoices/5105600103/three-way-match", "")
+	agent("POST", "/invoices/5105600103/three-way-match", "")
+	agent("POST", "/handovers", `{"invoice_id":"5105600103","code":"PO_NOT_FOUND","summary":"Invoice references PO 4500019822, which does not exist."}`)
+	list, err := s.records.ListHandovers(ctx, records.HandoverFilter{})
+	if err != nil || len(list) != 1 {
+		t.Fatalf("handovers: %v %v", list, err)
+	}
+	id := list[0].ID
+
+	b := s.browser()
+	b.signIn(reviewerKey)
+	p := b.get("/console/handovers?queue=ap_queue")
+	if !strings.Contains(p.body, `href="/console/handovers/`+id+`"`) {
+		t.Fatalf("the ap_queue list lacks %s", id)
+	}
+	p = b.get("/console/handovers/" + id)
+	for _, want := range []string{"PO_NOT_FOUND", "LOOP_DETECTED", "fix_input_and_retry", "route_to_person", "4500019822",
+		"run-0042", "run_three_way_match", "Invoice references PO 4500019822"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("handover page lacks %q", want)
+		}
+	}
+	tok := csrfInput.FindStringSubmatch(p.body)[1]
+	if p := b.post("/console/handovers/"+id+"/take", url.Values{"csrf_token": {tok}}); p.status != http.StatusSeeOther {
+		t.Fatalf("take: %d %s", p.status, p.body)
+	}
+	if p := b.post("/console/handovers/"+id+"/resolve", url.Values{"csrf_token": {tok}, "note": {"x"}}); p.status != http.StatusBadRequest {
+		t.Fatalf("resolve with a one-letter note: got %d, want 400", p.status)
+	}
+	note := "Corrected the PO reference to 4500018822 with the supplier."
+	if p := b.post("/console/handovers/"+id+"/resolve", url.Values{"csrf_token": {tok}, "note": {note}}); p.status != http.StatusSeeOther {
+		t.Fatalf("resolve: %d %s", p.status, p.body)
+	}
+	h, _ := s.records.Handover(ctx, id)
+	if h.Status != records.HandoverResolved || h.TakenBy != "ap.team" || h.ResolvedBy != "ap.team" || h.Note != note {
+		t.Fatalf("handover after resolve: %+v", h)
+	}
+	audit, _ := s.records.Audit(ctx, records.AuditFilter{InvoiceID: "5105600103"})
+	var ops []string
+	noted := false
+	for _, e := range audit {
+		ops = append(ops, e.Operation)
+		noted = noted || (e.Operation == "resolve_handover" && e.Note == note && e.Client == "ap.team" && e.Document == id)
+	}
+	if !noted {
+		t.Errorf("the audit log has no resolve_handover row with the note: %v", ops)
+	}
+	if p := b.post("/console/handovers/"+id+"/take", url.Values{"csrf_token": {tok}}); p.status != http.StatusConflict {
+		t.Errorf("taking a resolved handover: got %d, want 409", p.status)
+	}
+}
+
+func TestListsArePaginated(t *testing.T) {
+	s := newSite(t)
+	ctx := context.Background()
+	for i := range 30 {
+		if _, _, err := s.records.CreateHandover(ctx, records.Handover{InvoiceID: fmt.Sprintf("51056%05d", i), Queue: "ap_queue",
+			Code: "PO_NOT_FOUND", Summary: "Seeded."}, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := s.browser()
+	b.signIn(reviewerKey)
+	rows := regexp.MustCompile(`<tr><td><a href="/console/handovers/HO`)
+	next := regexp.MustCompile(`<a href="([^"]+)" rel="next">`)
+	p := b.get("/console/handovers")
+	if n := len(rows.FindAllString(p.body, -1)); n != 25 {
+		t.Fatalf("first page: %d rows, want 25", n)
+	}
+	m := next.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatal("first page has no next link")
+	}
+	p = b.get(strings.ReplaceAll(m[1], "&amp;", "&"))
+	if n := len(rows.FindAllString(p.body, -1)); n != 5 {
+		t.Fatalf("second page: %d rows, want 5", n)
+	}
+	if next.MatchString(p.body) {
+		t.Error("the last page has a next link")
+	}
+	if p := b.get("/console/handovers?after=DROP"); p.status != http.StatusBadRequest {
+		t.Errorf("a cursor of the wrong form: got %d, want 400", p.status)
+	}
+}
+
+func TestPagesRender(t *testing.T) {
+	s := newSite(t)
+	b := s.browser()
+	b.signIn(kellerKey)
+	for path, want := range map[string]string{
+		"/":                                  `href="/docs"`,
+		"/docs":                              "TOLERANCE_EXCEEDED",
+		"/console/holds":                     "Holds",
+		"/console/holds?status=released":     "Holds that ended",
+		"/console/runs?run_id=nope":          "holds no run",
+		"/console/health":                    "sqlite",
+		"/console/approvals?status=approved": "Approvals",
+	} {
+		p := b.get(path)
+		if p.status != http.StatusOK || !strings.Contains(p.body, want) {
+			t.Errorf("GET %s: %d, want 200 with %q", path, p.status, want)
+		}
+		if ct := p.header.Get("Content-Type"); ct != "text/html; charset=utf-8" {
+			t.Errorf("GET %s: Content-Type %q", path, ct)
+		}
+	}
+	for _, path := range []string{"/redoc", "/swagger-ui"} {
+		if p := b.get(path); p.status != http.StatusFound || p.location != "/docs" {
+			t.Errorf("GET %s: got %d to %q, want 302 to /docs", path, p.status, p.location)
+		}
+	}
+	docs := b.get("/docs").body
+	for _, want := range []string{"get_invoice", "decide_approval", "invoice_id", "hold_and_recheck", "<h2 id=\"codes\">"} {
+		if !strings.Contains(docs, want) {
+			t.Errorf("/docs lacks %q", want)
+		}
+	}
+	if p := b.get("/console/nowhere"); p.status != http.StatusNotFound {
+		t.Errorf("unknown console page: %d, want 404", p.status)
+	}
+	// The API around the console still answers in five fields.
+	if p := b.get("/nowhere"); p.status != http.StatusNotFound || !strings.Contains(p.body, `"code":"INVALID_REQUEST"`) {
+		t.Errorf("unknown API route: %d %s", p.status, p.body)
+	}
+}
