@@ -1,0 +1,174 @@
+// The person's walk through the web console in headless Chromium, run by
+// .ci/console.sh (which sets the environment below). Fails on the first
+// step that does not hold, or on any serious or critical axe-core finding.
+'use strict';
+const { chromium } = require('playwright-core');
+const fs = require('fs');
+const path = require('path');
+
+const env = (name) => {
+  const v = process.env[name];
+  if (v === undefined) throw new Error(`console.cjs: ${name} is not set`);
+  return v;
+};
+const base = env('BASE');
+const agentKey = env('AGENT_KEY');
+const personKey = env('PERSON_KEY');
+const approveID = env('APPROVE_ID');
+const rejectID = env('REJECT_ID');
+const handover102 = env('HANDOVER_102');
+const handover103 = env('HANDOVER_103');
+const shots = process.env.SCREENSHOTS || '';
+const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+function check(ok, what) {
+  if (!ok) throw new Error(`console.cjs: ${what}`);
+  console.log(`ok: ${what}`);
+}
+
+const audited = [];
+async function audit(page, name) {
+  await page.addScriptTag({ content: axeSource });
+  const result = await page.evaluate(async () => await window.axe.run(document, { resultTypes: ['violations'] }));
+  const bad = result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical');
+  for (const v of result.violations) {
+    console.log(`axe ${name}: ${v.impact} ${v.id}: ${v.help} (${v.nodes.length})`);
+  }
+  check(bad.length === 0, `axe-core on ${name}: no serious or critical violations`);
+  audited.push(name);
+  if (shots) {
+    await page.screenshot({ path: path.join(shots, `${name}.png`), fullPage: false });
+  }
+}
+
+async function text(page) {
+  return await page.locator('main').innerText();
+}
+
+(async () => {
+  const browser = await chromium.launch({
+    executablePath: '/usr/bin/chromium',
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking',
+      '--disable-component-update', '--disable-sync'],
+  });
+  // The console's pages forbid inline scripts; axe-core is injected as one.
+  const context = await browser.newContext({ bypassCSP: true, viewport: { width: 1100, height: 720 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15000);
+
+  let resp = await page.goto(`${base}/`);
+  check(resp.status() === 200, 'the landing page answers');
+  await audit(page, 'landing');
+  await page.click('text=API reference');
+  check(page.url() === `${base}/docs`, 'the landing page links to /docs');
+  const docs = await text(page);
+  check(docs.includes('post_invoice') && docs.includes('next_action') && docs.includes('TOLERANCE_EXCEEDED'),
+    '/docs shows the operations and the codes');
+  await audit(page, 'docs');
+  resp = await page.goto(`${base}/redoc`);
+  check(page.url() === `${base}/docs`, '/redoc leads to /docs');
+
+  // An agent's key cannot sign in.
+  await page.goto(`${base}/console`);
+  check(page.url().startsWith(`${base}/console/sign-in`), '/console asks to sign in');
+  await audit(page, 'sign-in');
+  await page.fill('#key', agentKey);
+  [resp] = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  check(resp.status() === 409 && (await text(page)).includes('SCOPE_MISSING'), "an agent's key is refused: SCOPE_MISSING");
+  await audit(page, 'refused');
+  resp = await page.goto(`${base}/console/handovers`);
+  check(page.url().startsWith(`${base}/console/sign-in`), "after the agent's try nobody is signed in");
+
+  // A form without its CSRF token is refused.
+  await page.fill('#key', personKey);
+  await page.evaluate(() => document.querySelector('input[name=csrf_token]').remove());
+  [resp] = await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  const refusal = await text(page);
+  check(resp.status() === 403 && refusal.includes('INVALID_REQUEST') && refusal.includes('csrf_token'),
+    'a form without its CSRF token is refused, naming csrf_token');
+
+  // The person signs in.
+  await page.goto(`${base}/console/sign-in`);
+  await page.fill('#key', personKey);
+  await Promise.all([page.waitForNavigation(), page.click('button[type=submit]')]);
+  check(page.url() === `${base}/console/handovers`, 'the approver signs in and lands on the handovers');
+  const cookies = await context.cookies();
+  const session = cookies.find((c) => c.name === 'erpgate_console');
+  check(session && session.httpOnly && session.sameSite === 'Strict', 'the session cookie is HttpOnly and SameSite=Strict');
+  await audit(page, 'handovers');
+
+  // The README's run-0042 handover, with its errors.
+  await page.click(`a[href="/console/handovers/${handover103}"]`);
+  let body = await text(page);
+  check(body.includes('PO_NOT_FOUND') && body.includes('LOOP_DETECTED') && body.includes('fix_input_and_retry') &&
+    body.includes('run-0042'), `handover ${handover103} shows the run's errors with their fields`);
+
+  // The TOLERANCE_EXCEEDED handover of 5105600102: its errors, evidence and run.
+  await page.goto(`${base}/console/handovers?queue=ap_queue`);
+  await page.click(`a[href="/console/handovers/${handover102}"]`);
+  body = await text(page);
+  check(body.includes('5105600102') && body.includes('TOLERANCE_EXCEEDED') && body.includes('APPROVAL_MISSING') &&
+    body.includes('hold_and_recheck') && body.includes('raw-material surcharge') && body.includes('run-0102'),
+    `handover ${handover102} shows the code, the APPROVAL_MISSING error, the evidence and the run`);
+  await audit(page, 'handover');
+  await Promise.all([page.waitForNavigation(), page.click('text=Take this handover')]);
+  check((await page.locator('#handover-status').innerText()) === 'taken', 'the person takes the handover');
+
+  // Approve the pending approval, reject the other.
+  await page.click('nav >> text=Approvals');
+  body = await text(page);
+  check(body.includes(approveID) && body.includes('13500.00 EUR') && body.includes('accept_variance') &&
+    body.includes('raw-material surcharge') && body.includes('agent'),
+  'the pending approval shows invoice, amount, proposed action, justification and requester');
+  await audit(page, 'approvals');
+  await page.fill(`#reason-${approveID}`, 'Surcharge confirmed with the supplier.');
+  await Promise.all([page.waitForNavigation(),
+    page.click(`section[aria-labelledby="approval-${approveID}"] button[value=approve]`)]);
+  check((await page.locator('.flash').innerText()).includes(`${approveID} approved`), `${approveID} approved in the browser`);
+  await page.fill(`#reason-${rejectID}`, 'The variance must be documented; not posting as invoiced.');
+  await Promise.all([page.waitForNavigation(),
+    page.click(`section[aria-labelledby="approval-${rejectID}"] button[value=reject]`)]);
+  check((await page.locator('.flash').innerText()).includes(`${rejectID} rejected`), `${rejectID} rejected in the browser`);
+
+  // The agent now posts 5105600102 with the approval.
+  const post = await fetch(`${base}/invoices/5105600102/post`, {
+    method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ approval_id: approveID }),
+  });
+  const posted = await post.json();
+  check(post.status === 200 && posted.status === 'posted', `post_invoice succeeds after the approval: ${JSON.stringify(posted)}`);
+  const refused = await fetch(`${base}/invoices/5105600102/post`, {
+    method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
+    body: JSON.stringify({ approval_id: rejectID }),
+  });
+  check(refused.status !== 200 || (await refused.json()).already_posted === true, 'the rejected approval posts nothing new');
+
+  // The person resolves the handover; the note goes to the audit log.
+  await page.goto(`${base}/console/handovers/${handover102}`);
+  await page.fill('#note', `Approved ${approveID} (surcharge confirmed); the agent posted the invoice.`);
+  await Promise.all([page.waitForNavigation(), page.click('text=Resolve')]);
+  check((await page.locator('#handover-status').innerText()) === 'resolved', 'the handover is resolved');
+  body = await text(page);
+  check(body.includes('resolve_handover') && body.includes('the agent posted the invoice'), 'the audit log shows the note');
+
+  await page.click('nav >> text=Holds');
+  check((await text(page)).includes('4500018822'), 'the holds page shows the goods receipt awaited');
+  await audit(page, 'holds');
+  await page.goto(`${base}/console/runs?run_id=run-0102`);
+  body = await text(page);
+  check(body.includes('request_approval') && body.includes('APPROVAL_MISSING'), 'the runs page shows run-0102 in order');
+  await audit(page, 'runs');
+  await page.click('nav >> text=Health');
+  check((await text(page)).includes('sqlite'), 'the health page shows the store');
+  await audit(page, 'health');
+
+  await Promise.all([page.waitForNavigation(), page.click('text=Sign out')]);
+  await page.goto(`${base}/console/approvals`);
+  check(page.url().startsWith(`${base}/console/sign-in`), 'after sign-out the console asks to sign in again');
+
+  await browser.close();
+  console.log(`console.cjs: OK (axe-core on ${audited.join(', ')})`);
+})().catch((err) => {
+  console.error(err && err.stack ? err.stack : err);
+  process.exit(1);
+});

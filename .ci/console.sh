@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Drives the web console in a real browser: Debian's headless Chromium
+# through playwright-core (npm), with the flags that keep Chromium off the
+# network, against a freshly built gateway and its embedded simulated ERP.
+# An agent (curl, with its API key) walks the golden set's pending path of
+# 5105600102 (TOLERANCE_EXCEEDED, approval pending, post refused, handed
+# over) and the README's run-0042; then a person, in the browser only,
+# signs in, finds both handovers with their errors, takes the first,
+# approves the pending approval and rejects another, after which the
+# agent's post_invoice succeeds, and resolves the handover. An agent's key
+# cannot sign in and a form without its CSRF token is refused. axe-core
+# checks every page: no serious or critical violations.
+# CONSOLE_SCREENSHOTS=DIR saves a PNG of each page into DIR (the README's
+# are made with CONSOLE_SCREENSHOTS=api/console/screenshots).
+# Needs Go, Node.js with npm, curl and sha256sum; installs chromium with
+# apt-get when it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PATH="/usr/local/go/bin:$PATH"
+
+PLAYWRIGHT=playwright-core@1.65.1
+AXE=axe-core@4.14.1
+
+# shellcheck source=lib.sh
+source .ci/lib.sh
+tmp=$(mktemp -d)
+cleanup() {
+  stop_gateway
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "console.sh: FAIL: $*" >&2
+  if [ -f "$tmp/erpgate.log" ]; then
+    echo "--- erpgate log (last 30 lines)" >&2
+    tail -30 "$tmp/erpgate.log" >&2
+  fi
+  exit 1
+}
+
+if [ ! -x /usr/bin/chromium ]; then
+  echo "--- console: apt-get install chromium"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq chromium >"$tmp/apt.log" 2>&1 ||
+    { cat "$tmp/apt.log" >&2; fail "apt-get install chromium"; }
+fi
+/usr/bin/chromium --version
+
+echo "--- console: install $PLAYWRIGHT $AXE"
+npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp/npm" "$PLAYWRIGHT" "$AXE" >"$tmp/npm.log" 2>&1 ||
+  { cat "$tmp/npm.log" >&2; fail "npm install $PLAYWRIGHT $AXE"; }
+
+echo "--- console: build and start erpgate with an agent's key and an approver's"
+go build -o "$tmp/erpgate" ./cmd/erpgate
+agent_key="agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+person_key="person-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
+start_gateway "$tmp/erpgate" -api-keys "agent:$(hash "$agent_key"):read+write,m.keller:$(hash "$person_key"):approve+review" ||
+  fail "erpgate did not start"
+base=$gw_url
+echo "erpgate at $base"
+
+# agent METHOD PATH [BODY] [RUN]: one call of the agent; prints the body
+# and appends the status to $tmp/status.
+agent() {
+  local args=(-s -o "$tmp/body" -w '%{http_code}' -X "$1" "$base$2" -H "X-API-Key: $agent_key")
+  [ -n "${3:-}" ] && args+=(-H 'Content-Type: application/json' -d "$3")
+  [ -n "${4:-}" ] && args+=(-H "X-Run-Id: $4")
+  curl "${args[@]}" >"$tmp/status"
+  cat "$tmp/body"
+}
+field() { sed -n "s/.*\"$1\":\"\([^\"]*\)\".*/\1/p"; }
+expect() { [ "$(cat "$tmp/status")" = "$1" ] || fail "$2: HTTP $(cat "$tmp/status"), want $1: $(cat "$tmp/body")"; }
+
+echo "--- console: the agent's walk"
+agent POST /invoices/5105600103/three-way-match "" run-0042 >/dev/null
+expect 404 "match 5105600103"
+agent POST /invoices/5105600103/three-way-match "" run-0042 >/dev/null
+expect 409 "match 5105600103 again"
+ho_103=$(agent POST /handovers '{"invoice_id":"5105600103","code":"PO_NOT_FOUND","summary":"Invoice references PO 4500019822, which does not exist; 4500018822 is the likely intended PO."}' run-0042 | field handover_id)
+expect 200 "hand over 5105600103"
+
+agent POST /invoices/5105600102/three-way-match "" run-0102 | grep -q '"TOLERANCE_EXCEEDED"' || fail "5105600102 is not TOLERANCE_EXCEEDED"
+approve_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"accept_variance","justification":"Unit price 135.00 is 8 % over the PO price 125.00; supplier cites a raw-material surcharge."}' run-0102 | field approval_id)
+expect 200 "request_approval accept_variance"
+agent POST /invoices/5105600102/post "{\"approval_id\":\"$approve_id\"}" run-0102 | grep -q '"reason":"pending"' || fail "post before the decision is not APPROVAL_MISSING pending"
+reject_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"post_as_invoiced","justification":"Post at the invoiced price without a variance note."}' run-0102 | field approval_id)
+expect 200 "request_approval post_as_invoiced"
+ho_102=$(agent POST /handovers '{"invoice_id":"5105600102","code":"TOLERANCE_EXCEEDED","summary":"Unit price 8 % over the PO; approval pending with ap_manager, posting refused until it is decided.","evidence":["Three-way match: unit price 135.00 EUR against 125.00 EUR on the PO","Supplier cites a raw-material surcharge"]}' run-0102 | field handover_id)
+expect 200 "hand over 5105600102"
+agent POST /invoices/5105600105/hold "{\"reason\":\"No goods receipt yet for PO 4500018822 item 20\",\"recheck_at\":\"$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)\"}" >/dev/null
+expect 200 "hold 5105600105"
+echo "handovers $ho_103 $ho_102, approvals $approve_id (to approve) $reject_id (to reject)"
+
+echo "--- console: the person's walk in Chromium"
+screenshots=""
+if [ -n "${CONSOLE_SCREENSHOTS:-}" ]; then
+  mkdir -p "$CONSOLE_SCREENSHOTS"
+  screenshots=$(cd "$CONSOLE_SCREENSHOTS" && pwd)
+fi
+BASE=$base AGENT_KEY=$agent_key PERSON_KEY=$person_key APPROVE_ID=$approve_id REJECT_ID=$reject_id \
+  HANDOVER_102=$ho_102 HANDOVER_103=$ho_103 SCREENSHOTS=$screenshots \
+  NODE_PATH="$tmp/npm/node_modules" node .ci/console.cjs || fail "the console walk in the browser"
+
+echo "--- console: the gateway logged the person's sign-in"
+grep -q "console sign-in" "$tmp/erpgate.log" || fail "no console sign-in in the gateway's log"
+echo "console.sh: OK"
