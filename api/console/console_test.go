@@ -3,6 +3,7 @@ package console_test
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,6 +12,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -45,7 +47,7 @@ type site struct {
 	handler http.Handler
 }
 
-func newSite(t testing.TB) *site {
+func newSite(t testing.TB, opts ...func(*console.Options)) *site {
 	t.Helper()
 	simSrv := httptest.NewServer(sim.New(sim.Options{}))
 	t.Cleanup(simSrv.Close)
@@ -66,7 +68,11 @@ func newSite(t testing.TB) *site {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ui, err := console.New(console.Options{Gateway: srv, Records: store, Metrics: metrics.Registry()})
+	o := console.Options{Gateway: srv, Records: store, Metrics: metrics.Registry()}
+	for _, f := range opts {
+		f(&o)
+	}
+	ui, err := console.New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,5 +497,92 @@ func TestPagesRender(t *testing.T) {
 	// The API around the console still answers in five fields.
 	if p := b.get("/nowhere"); p.status != http.StatusNotFound || !strings.Contains(p.body, `"code":"INVALID_REQUEST"`) {
 		t.Errorf("unknown API route: %d %s", p.status, p.body)
+	}
+}
+
+// hiding is the API server with one client taken out of its
+// configuration, as after a restart without that key.
+type hiding struct {
+	console.Gateway
+	name atomic.Value
+}
+
+func (h *hiding) ClientNamed(name string) (api.Credential, bool) {
+	if hidden, _ := h.name.Load().(string); hidden == name {
+		return api.Credential{}, false
+	}
+	return h.Gateway.ClientNamed(name)
+}
+
+func TestSessionEnds(t *testing.T) {
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	var gw *hiding
+	s := newSite(t, func(o *console.Options) {
+		o.Now = func() time.Time { return time.Unix(0, clock.Load()) }
+		gw = &hiding{Gateway: o.Gateway}
+		o.Gateway = gw
+	})
+	signedIn := func(b *browser) bool {
+		p := b.get("/console/approvals")
+		return p.status == http.StatusOK
+	}
+
+	b := s.browser()
+	b.signIn(doeKey)
+	if !signedIn(b) {
+		t.Fatal("not signed in after sign-in")
+	}
+	clock.Add(int64(console.DefaultSessionTTL - time.Minute))
+	if !signedIn(b) {
+		t.Fatal("the session ended before its lifetime")
+	}
+	clock.Add(int64(2 * time.Minute))
+	if signedIn(b) {
+		t.Fatal("the session outlived its lifetime")
+	}
+
+	b = s.browser()
+	b.signIn(doeKey)
+	gw.name.Store("j.doe")
+	if signedIn(b) {
+		t.Fatal("the session outlived its key's removal from the configuration")
+	}
+}
+
+func TestSecureCookiesUnderTLS(t *testing.T) {
+	s := newSite(t)
+	serve := func(req *http.Request) *httptest.ResponseRecorder {
+		req.TLS = &tls.ConnectionState{}
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, req)
+		return rec
+	}
+	signin := serve(httptest.NewRequest(http.MethodGet, "https://gateway.example/console/sign-in", nil))
+	csrf := signin.Result().Cookies()
+	if len(csrf) != 1 || !csrf[0].Secure {
+		t.Fatalf("CSRF cookie under TLS: %+v, want one Secure cookie", csrf)
+	}
+	tok := csrfInput.FindStringSubmatch(signin.Body.String())[1]
+	req := httptest.NewRequest(http.MethodPost, "https://gateway.example/console/sign-in",
+		strings.NewReader(url.Values{"csrf_token": {tok}, "key": {kellerKey}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.AddCookie(csrf[0])
+	rec := serve(req)
+	if rec.Code != http.StatusSeeOther {
+		t.Fatalf("sign-in under TLS: %d %s", rec.Code, rec.Body)
+	}
+	found := false
+	for _, c := range rec.Result().Cookies() {
+		if c.Name != "erpgate_console" {
+			continue
+		}
+		found = true
+		if !c.Secure || !c.HttpOnly || c.SameSite != http.SameSiteStrictMode {
+			t.Errorf("session cookie under TLS: %+v, want Secure, HttpOnly, SameSite=Strict", c)
+		}
+	}
+	if !found {
+		t.Error("no session cookie after sign-in under TLS")
 	}
 }
