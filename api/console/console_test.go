@@ -586,3 +586,35 @@ func TestSecureCookiesUnderTLS(t *testing.T) {
 		t.Error("no session cookie after sign-in under TLS")
 	}
 }
+
+func TestSessionAcrossReplicas(t *testing.T) {
+	shared := func(secret string) func(*console.Options) {
+		return func(o *console.Options) { o.Secret = []byte(secret) }
+	}
+	a := newSite(t, shared("the secret every replica is given, 32+"))
+	b := newSite(t, shared("the secret every replica is given, 32+"))
+	other := newSite(t, shared("another secret, of another deployment"))
+	br := a.browser()
+	if p := br.signIn(kellerKey); p.status != http.StatusSeeOther {
+		t.Fatalf("sign-in: %d", p.status)
+	}
+	cookies := br.c.Jar.Cookies(mustParse(a.url + "/console/"))
+	get := func(s *site) int {
+		req := httptest.NewRequest(http.MethodGet, "/console/approvals", nil)
+		for _, c := range cookies {
+			req.AddCookie(c)
+		}
+		rec := httptest.NewRecorder()
+		s.handler.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	if got := get(b); got != http.StatusOK {
+		t.Errorf("the session on a replica with the same secret: %d, want 200", got)
+	}
+	if got := get(other); got != http.StatusSeeOther {
+		t.Errorf("the session on a gateway with another secret: %d, want 303 to the sign-in", got)
+	}
+	if _, err := console.New(console.Options{Gateway: &hiding{}, Records: a.records, Secret: []byte("short")}); err == nil {
+		t.Error("New took a secret of 5 bytes")
+	}
+}
