@@ -138,7 +138,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	for _, f := range must {
 		for _, r := range rows {
-			if v := r.fields[f]; v != fieldOK && v != fieldNone && !(f == "isError" && v == fieldRPC) {
+			if v := r.fields[f]; v != fieldOK && v != fieldNone && !(v == fieldRPC && *rpcErrors) {
 				return fmt.Errorf("conformance: %s of %s did not arrive through %s (%s)", f, r.outcome, target, v)
 			}
 		}
@@ -309,25 +309,18 @@ func (c *checker) check(ctx context.Context, g golden) row {
 			text, rpc = rpcErr.Message, true
 		}
 		r.notes = append(r.notes, "body only in a JSON-RPC error")
-		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+		// Under -rpc-errors the JSON-RPC error is the error signal.
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: rpc && c.rpcErrors}
 	}
 	if g.info {
 		judgeInfo(&r, g, res)
 	} else {
 		judgeError(&r, g, res)
 	}
-	if rpc && r.fields["isError"] == fieldLost {
+	if rpc {
+		// Shown as rpc whether it counted or not.
 		r.fields["isError"] = fieldRPC
 		r.notes = slices.DeleteFunc(r.notes, func(n string) bool { return n == noteNotError })
-		if c.rpcErrors {
-			r.intact = true
-			for _, col := range errorFields {
-				if r.fields[col] != fieldOK {
-					r.intact = false
-				}
-			}
-			r.intact = r.intact && !slices.ContainsFunc(r.notes, func(n string) bool { return strings.HasPrefix(n, "not exactly") })
-		}
 	}
 	return r
 }

@@ -219,6 +219,12 @@ func TestConformanceOfJSONRPCErrors(t *testing.T) {
 	if out, err := conformance(t, "-url", rpc, "-rpc-errors"); err != nil || !strings.Contains(out, "conformance: 10/10 outcomes intact") {
 		t.Errorf("with -rpc-errors: %v, want 10/10 intact:\n%s", err, out)
 	}
+	if _, err := conformance(t, "-url", rpc, "-min", "0", "-fields", "isError"); err == nil {
+		t.Error("-fields isError passed JSON-RPC errors without -rpc-errors")
+	}
+	if _, err := conformance(t, "-url", rpc, "-rpc-errors", "-fields", "isError,details"); err != nil {
+		t.Errorf("-fields isError,details with -rpc-errors: %v", err)
+	}
 	out, err = conformance(t, "-url", lossyServer(t, gateway, "rpc-prefixed"), "-rpc-errors")
 	if err == nil || !strings.Contains(out, "conformance: 1/10 outcomes intact") || strings.Contains(out, " rpc ") {
 		t.Errorf("a prefixed JSON-RPC error message counted as the signal: %v\n%s", err, out)
