@@ -23,7 +23,9 @@ import (
 var headerIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
 
 // requestID accepts a well-formed X-Request-Id or makes one, echoes it on
-// the response, and does the same for X-Run-Id.
+// the response, and does the same for X-Run-Id. Without a well-formed
+// X-Run-Id, Mcp-Param-Run-Id is the run id: the header MCP clients mirror
+// from the run_id argument (x-mcp-header in the contract).
 func (s *Server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
@@ -32,7 +34,11 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 		}
 		w.Header().Set("X-Request-Id", id)
 		ctx := WithRequestID(r.Context(), id)
-		if run := r.Header.Get("X-Run-Id"); headerIDPattern.MatchString(run) {
+		run := r.Header.Get("X-Run-Id")
+		if !headerIDPattern.MatchString(run) {
+			run = r.Header.Get("Mcp-Param-Run-Id")
+		}
+		if headerIDPattern.MatchString(run) {
 			w.Header().Set("X-Run-Id", run)
 			ctx = WithRunID(ctx, run)
 		}

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/base64"
@@ -18,6 +19,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/erpgate/erpgate/api/refusal"
+	"github.com/erpgate/erpgate/errmap"
 )
 
 // OAuth makes the gateway an OAuth 2.1 resource server: beside API keys it
@@ -365,17 +367,86 @@ func (s *Server) challenge(err error) string {
 // RequireCredentials guards h, the MCP endpoint, when the gateway takes
 // OAuth access tokens: a request without a valid access token or API key
 // is refused at the HTTP level, 401 UNAUTHENTICATED with the
-// WWW-Authenticate that tells an MCP client where to sign in. Without
-// OAuth, h is returned as it is.
+// WWW-Authenticate that tells an MCP client where to sign in. A tools/call
+// with an access token that lacks the tool's scope is refused there too,
+// 403 with the insufficient_scope challenge of the MCP authorization spec,
+// so that the client can ask for the scope (step-up authorization); the
+// body is the five-field SCOPE_MISSING. An API key cannot be stepped up:
+// its calls reach the tools, where a missing scope is the SCOPE_MISSING
+// tool result, as without OAuth. Without OAuth, h is returned as it is.
 func (s *Server) RequireCredentials(h http.Handler) http.Handler {
 	if s.oauth == nil {
 		return h
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.identify(r); err != nil {
+		c, err := s.identify(r)
+		if err != nil {
 			s.refuseUnauthenticated(w, r, err)
 			return
 		}
+		if strings.HasPrefix(c.Name, oauthPrefix) {
+			if missing, ok := s.toolScopeMissing(r, c); ok {
+				s.refuseInsufficientScope(w, r, c, missing)
+				return
+			}
+		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// toolScopeMissing peeks at an MCP request: when it is a tools/call of an
+// operation whose scope the client lacks, it returns the refusal. The body
+// is put back as it came, read or not; a body over the size limit is not
+// read past it, and goes on for the MCP endpoint to refuse.
+func (s *Server) toolScopeMissing(r *http.Request, c *Credential) (refusal.ScopeMissing, bool) {
+	if r.Method != http.MethodPost || r.Body == nil || r.Body == http.NoBody {
+		return refusal.ScopeMissing{}, false
+	}
+	head, err := io.ReadAll(io.LimitReader(r.Body, s.maxBody+1))
+	r.Body = readCloser{Reader: io.MultiReader(bytes.NewReader(head), r.Body), Closer: r.Body}
+	if err != nil || int64(len(head)) > s.maxBody {
+		return refusal.ScopeMissing{}, false
+	}
+	var msg struct {
+		Method string `json:"method"`
+		Params struct {
+			Name string `json:"name"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(head, &msg) != nil || msg.Method != "tools/call" {
+		return refusal.ScopeMissing{}, false
+	}
+	for _, o := range operations {
+		if o.name != msg.Params.Name {
+			continue
+		}
+		if err := authorize(c, o, s.scopeOf(o)); err != nil {
+			var missing refusal.ScopeMissing
+			if errors.As(err, &missing) {
+				return missing, true
+			}
+		}
+		break
+	}
+	return refusal.ScopeMissing{}, false
+}
+
+// refuseInsufficientScope writes the 403 of a tools/call whose scope the
+// access token lacks. The challenge's scope is what the client holds plus
+// what the call needs, so that asking for it keeps the scopes it has.
+func (s *Server) refuseInsufficientScope(w http.ResponseWriter, r *http.Request, c *Credential, missing refusal.ScopeMissing) {
+	e := errmap.InsufficientScope(missing)
+	if rec := recordFrom(r.Context()); rec != nil {
+		rec.code = string(e.Code)
+	}
+	want := append(slices.Clone(c.Scopes), missing.Scope)
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q, error_description=%q`,
+		strings.Join(want, " "), s.oauth.metadata, "the "+missing.Scope+" scope is needed for "+missing.Operation))
+	errmap.Write(w, e)
+}
+
+// readCloser is a body read from Reader and closed by Closer.
+type readCloser struct {
+	io.Reader
+	io.Closer
 }

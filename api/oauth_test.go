@@ -17,8 +17,10 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/openapi"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -98,7 +100,10 @@ type oauthStack struct {
 	erpAuth []string
 }
 
-const oauthAPIKey = "sk-live-oauth-side-key-77"
+const (
+	oauthAPIKey  = "sk-live-oauth-side-key-77"
+	oauthReadKey = "sk-live-oauth-side-reader-78"
+)
 
 func newOAuthStack(t *testing.T, iss *testIssuer) *oauthStack {
 	t.Helper()
@@ -119,7 +124,7 @@ func newOAuthStack(t *testing.T, iss *testIssuer) *oauthStack {
 	}
 	o.records = testRecords(t)
 	o.srv, err = api.NewServer(api.Options{ERP: client, Records: o.records, Metrics: o.metrics,
-		Credentials: []api.Credential{credential(t, "key-agent", oauthAPIKey, "read", "write")},
+		Credentials: []api.Credential{credential(t, "key-agent", oauthAPIKey, "read", "write"), credential(t, "key-reader", oauthReadKey, "read")},
 		OAuth:       &api.OAuth{Issuer: iss.srv.URL, Resource: oauthResource}})
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +305,74 @@ func TestOAuthGuardsMCP(t *testing.T) {
 	for _, auth := range []string{"Bearer " + iss.sign(t, iss.claims("agent-app", "read"), nil), "Bearer " + oauthAPIKey} {
 		if resp := post(auth); resp.StatusCode != 200 {
 			t.Errorf("/mcp with %.20s…: %d", auth, resp.StatusCode)
+		}
+	}
+}
+
+// TestOAuthInsufficientScopeOnMCP: a tools/call with an access token that
+// lacks the tool's scope is refused before the call runs, HTTP 403 with
+// the insufficient_scope challenge of the MCP authorization spec and the
+// five-field SCOPE_MISSING; a call the token's scopes allow, tools/list,
+// and every call with an API key (which cannot be stepped up, and gets
+// SCOPE_MISSING as a tool result) reach the tools, the body intact.
+func TestOAuthInsufficientScopeOnMCP(t *testing.T) {
+	iss := newTestIssuer(t)
+	s := newOAuthStack(t, iss)
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := mcp.New(s.srv, doc, mcp.Options{Allowed: s.srv.Allows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.srv.MountMCP(s.srv.RequireCredentials(m.Handler()))
+	rpc := func(auth, method, params string) (*http.Response, []byte) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", s.gw.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"`+method+`","params":`+params+`}`))
+		req.Header.Set("Authorization", auth)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("MCP-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp, body
+	}
+	reader := "Bearer " + iss.sign(t, iss.claims("agent-app", "read"), nil)
+	approval := `{"name":"request_approval","arguments":{"invoice_id":"5105600101","proposed_action":"post_as_invoiced","justification":"Three-way match MATCHED on every line."}}`
+
+	resp, body := rpc(reader, "tools/call", approval)
+	if resp.StatusCode != 403 {
+		t.Fatalf("tools/call of a write with a read token: %d %s", resp.StatusCode, body)
+	}
+	want := `Bearer error="insufficient_scope", scope="read write", resource_metadata="` + metadataURL + `"`
+	if got := resp.Header.Get("WWW-Authenticate"); !strings.HasPrefix(got, want) {
+		t.Errorf("WWW-Authenticate %q, want it to start %q", got, want)
+	}
+	checkFiveFields(t, "POST /mcp", resp, body)
+	var e struct {
+		Code    string            `json:"code"`
+		Details map[string]string `json:"details"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Code != "SCOPE_MISSING" || e.Details["scope"] != "write" || e.Details["operation"] != "request_approval" {
+		t.Errorf("body %s, want SCOPE_MISSING naming write and request_approval", body)
+	}
+
+	// Allowed calls and other methods reach the tools with their body.
+	for _, c := range []struct{ auth, method, params, want string }{
+		{reader, "tools/call", `{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}`, `5105600101`},
+		{reader, "tools/list", `{}`, `"get_invoice"`},
+		{reader, "tools/call", `{"name":"no_such_tool","arguments":{}}`, `"error"`},
+		{"Bearer " + oauthAPIKey, "tools/call", approval, `"approval_id`},
+		{"Bearer " + oauthReadKey, "tools/call", approval, `SCOPE_MISSING`},
+	} {
+		resp, body := rpc(c.auth, c.method, c.params)
+		if resp.StatusCode != 200 || !strings.Contains(string(body), c.want) {
+			t.Errorf("%s %s with %.12s…: %d %s, want 200 with %s", c.method, c.params, c.auth, resp.StatusCode, body, c.want)
 		}
 	}
 }

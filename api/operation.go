@@ -56,10 +56,12 @@ func (s *Server) named(r *http.Request, err error, rec *requestRecord) *errmap.E
 	return e
 }
 
-// render writes e into a response that can be replayed.
+// render writes e into a response that can be replayed. A message
+// composed around input that would push next_action past the first
+// errmap.HeadLimit bytes is shortened (errmap.FitHead).
 func render(e *errmap.Error) *response {
 	buf := &bufferedWriter{header: http.Header{}}
-	errmap.Write(buf, e)
+	errmap.Write(buf, e.FitHead())
 	return &response{status: buf.status, code: string(e.Code), header: buf.header, body: buf.body.Bytes()}
 }
 

@@ -77,7 +77,9 @@ func checkText(field, value string, minLen, maxLen int) error {
 	return nil
 }
 
-// checkOneOf validates an enumerated field.
+// checkOneOf validates an enumerated field. The message lists the values
+// when they fit in the head of the body (errmap.HeadLimit); otherwise it
+// points to details.allowed, which holds them.
 func checkOneOf(field, value string, allowed []string) error {
 	for _, a := range allowed {
 		if value == a {
@@ -85,9 +87,9 @@ func checkOneOf(field, value string, allowed []string) error {
 		}
 	}
 	if looksLikeError(value) {
-		return errmap.Invalid(field, "is empty or looks like an error value; use one of "+strings.Join(allowed, ", "))
+		return errmap.OneOf(field, "is empty or looks like an error value; use one of", allowed)
 	}
-	return errmap.Invalid(field, "must be one of "+strings.Join(allowed, ", "))
+	return errmap.OneOf(field, "must be one of", allowed)
 }
 
 // checkTime parses an RFC 3339 date-time that must lie in the future, within

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/shopspring/decimal"
 
@@ -18,7 +20,7 @@ import (
 
 // headLimit is how much of a body some OpenAPI-to-MCP bridges pass on:
 // code, retryable and next_action must arrive within it.
-const headLimit = 200
+const headLimit = HeadLimit
 
 // Long but realistic values: 10-digit SAP document and partner ids, the
 // longest service, operation, status and group names the gateway uses.
@@ -154,5 +156,48 @@ func TestHeadCarriesTheContract(t *testing.T) {
 		if !bytes.HasPrefix(body, []byte(`{"code":"`+string(e.Code)+`","message":`)) {
 			t.Errorf("%s: body does not start with code and message: %s", name, body)
 		}
+	}
+}
+
+// TestFitHead: a message composed around input (a long field name, a
+// long list) is cut at a word so that next_action ends within headLimit,
+// whatever characters it holds; a message that fits is left alone.
+func TestFitHead(t *testing.T) {
+	for name, e := range map[string]*Error{
+		"long field":    Invalid(strings.Repeat("x", 300), "is not a field of this operation"),
+		"long list":     Invalid("proposed_action", "must be one of "+strings.Repeat("post_as_invoiced, ", 20)),
+		"escapes":       Invalid(strings.Repeat(`"\`, 150), "is not a field"),
+		"multi-byte":    Invalid(strings.Repeat("é", 150), "is not a field"),
+		"one long word": New(InvalidRequest, strings.Repeat("a", 400), nil),
+	} {
+		e.FitHead()
+		body := e.Marshal()
+		na := []byte(`"next_action":"` + string(e.NextAction) + `"`)
+		if end := bytes.Index(body, na) + len(na); end > headLimit || end < len(na) {
+			t.Errorf("%s: next_action ends at byte %d: %s", name, end, body)
+		}
+		if e.HeadEnd() != bytes.Index(body, na)+len(na) {
+			t.Errorf("%s: HeadEnd %d, next_action ends at %d", name, e.HeadEnd(), bytes.Index(body, na)+len(na))
+		}
+		if !strings.HasSuffix(e.Message, "…") || !utf8.ValidString(e.Message) || len(e.Message) < 40 {
+			t.Errorf("%s: message %q, want a valid cut with an ellipsis", name, e.Message)
+		}
+	}
+	short := Invalid("reason", "must be 3 to 200 characters")
+	if msg := short.Message; short.FitHead().Message != msg {
+		t.Errorf("a message that fits was changed to %q", short.Message)
+	}
+}
+
+// TestOneOf lists short enums in the message and long ones in
+// details.allowed, within the head either way.
+func TestOneOf(t *testing.T) {
+	short := OneOf("decision", "must be one of", []string{"approve", "reject"})
+	if short.Message != `Field "decision" must be one of approve, reject.` || short.Details["allowed"] != nil {
+		t.Errorf("short enum: %q %v", short.Message, short.Details)
+	}
+	long := OneOf("queue", "is empty or looks like an error value; use one of", Queues)
+	if !strings.Contains(long.Message, "details.allowed") || len(long.Details["allowed"].([]string)) != len(Queues) || long.HeadEnd() > HeadLimit {
+		t.Errorf("long enum: %q %v, head ends at %d", long.Message, long.Details, long.HeadEnd())
 	}
 }

@@ -7,9 +7,10 @@ import (
 )
 
 // Flat returns the contract doc (JSON, as JSON returns it) with every local
-// $ref replaced by a copy of what it points to, and servers only at the
-// top of the document: the shape OpenAPI-to-MCP bridges that resolve no
-// references, or read servers per path, need. A reference to itself,
+// $ref replaced by a copy of what it points to, and the document's servers
+// on every path too (operations carry none): the shape OpenAPI-to-MCP
+// bridges that resolve no references, or take the base URL from a path's
+// servers (@twilio-alpha/openapi-mcp-server), need. A reference to itself,
 // directly or not, is an error.
 func Flat(doc []byte) ([]byte, error) {
 	var root map[string]any
@@ -21,6 +22,7 @@ func Flat(doc []byte) ([]byte, error) {
 		return nil, fmt.Errorf("openapi: flat: %w", err)
 	}
 	out := flat.(map[string]any)
+	servers, hasServers := out["servers"].([]any)
 	if paths, ok := out["paths"].(map[string]any); ok {
 		for _, item := range paths {
 			item, ok := item.(map[string]any)
@@ -28,6 +30,9 @@ func Flat(doc []byte) ([]byte, error) {
 				continue
 			}
 			delete(item, "servers")
+			if hasServers {
+				item["servers"] = servers
+			}
 			for _, op := range item {
 				if op, ok := op.(map[string]any); ok {
 					delete(op, "servers")

@@ -25,8 +25,9 @@ import (
 const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 
 // forwarded are the MCP request's headers a tool call passes on to the REST
-// handler: credentials, the request id and the run id.
-var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id"}
+// handler: credentials, the request id and the run id (X-Run-Id, or the
+// Mcp-Param-Run-Id a client mirrors from the run_id argument).
+var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "Mcp-Param-Run-Id"}
 
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result.

@@ -107,6 +107,15 @@ func TestInvalidArgumentsAreResults(t *testing.T) {
 			checkInvalid(t, call(t, cs, c.tool, c.args), c.field, c.want)
 		})
 	}
+	// An unknown argument with a long name: the message names it, cut so
+	// that next_action stays within the head of the body.
+	longName := strings.Repeat("x", 300)
+	res := call(t, cs, "get_invoice", map[string]any{"invoice_id": "5105600101", longName: 1})
+	want := errmap.Invalid(longName, "is not a field of this operation").WithDetail("invoice_id", "5105600101").FitHead()
+	checkInvalid(t, res, longName, string(want.Marshal()))
+	if end := strings.Index(text(t, res), `"next_action":"fix_input_and_retry"`) + len(`"next_action":"fix_input_and_retry"`); end > errmap.HeadLimit {
+		t.Errorf("next_action ends at byte %d: %s", end, text(t, res))
+	}
 }
 
 // checkInvalid checks an INVALID_REQUEST result naming field, whose text is

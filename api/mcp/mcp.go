@@ -154,7 +154,7 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 			// The arguments break the input schema where REST cannot see
 			// it: the same five fields as a REST refusal, as a result.
 			s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
-			return result(invalid.Status, invalid.Marshal()), nil
+			return result(invalid.Status, invalid.FitHead().Marshal()), nil
 		}
 		rec := &recorder{header: http.Header{}}
 		s.api.ServeHTTP(rec, hreq)

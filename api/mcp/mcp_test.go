@@ -108,6 +108,13 @@ func (s *stack) connect(headers ...string) *sdk.ClientSession {
 		s.t.Fatal(err)
 	}
 	s.t.Cleanup(func() { cs.Close() })
+	// Like a real client, list the tools before calling one: the client
+	// mirrors x-mcp-header arguments (run_id) into Mcp-Param-* headers
+	// only for tools it knows, and the server refuses a call that carries
+	// the argument without its header.
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		s.t.Fatal(err)
+	}
 	return cs
 }
 

@@ -258,6 +258,7 @@ func buildTool(method, path string, item *openapi3.PathItem, op *openapi3.Operat
 			Type:        &openapi3.Types{openapi3.TypeString},
 			Pattern:     `^[A-Za-z0-9._:-]{1,128}$`,
 			Description: "The agent run this call belongs to; send the same value on every call of one run.",
+			Extensions:  map[string]any{mcpHeaderExtension: runIDHeaderName},
 		}}
 	}
 	if _, ok := t.args["idempotency_key"]; !ok && writes[t.name] {
@@ -321,12 +322,27 @@ func withDescription(s *openapi3.Schema, description string) *openapi3.Schema {
 	return &c
 }
 
+// mcpHeaderExtension marks an argument that MCP clients of the 2026-07-28
+// revision mirror into an Mcp-Param-{value} HTTP header (SEP-2243), so
+// that a load balancer can route on it without reading the body. The
+// contract sets it on run_id (Mcp-Param-Run-Id); the SDK's Streamable HTTP
+// handler refuses a call whose header and argument disagree.
+const mcpHeaderExtension = "x-mcp-header"
+
+// runIDHeaderName is the x-mcp-header name of run_id.
+const runIDHeaderName = "Run-Id"
+
 // inputSchema is the flat JSON Schema of the tool's arguments.
 func (t *tool) inputSchema() map[string]any {
 	props := map[string]any{}
 	var required []string
 	for name, a := range t.args {
 		props[name] = jsonSchema(a.schema)
+		// x-mcp-header is honoured on top-level properties only (SEP-2243:
+		// an annotation must be reachable through properties alone).
+		if h, ok := a.schema.Extensions[mcpHeaderExtension].(string); ok && h != "" {
+			props[name].(map[string]any)[mcpHeaderExtension] = h
+		}
 		if a.required {
 			required = append(required, name)
 		}

@@ -23,6 +23,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/cmd/erpgate/internal/cli"
@@ -45,8 +46,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs.Var(&headers, "header", `HTTP header for -url, "Name: value" (repeatable), such as "Authorization: Bearer <key>"`)
 	timeout := fs.Duration("timeout", 2*time.Minute, "time allowed for the whole check")
 	minIntact := fs.Int("min", -1, "outcomes that must arrive intact for success; all of them when negative")
+	rpcErrors := fs.Bool("rpc-errors", false, "count an error that arrives as a JSON-RPC error whose message is the whole error body, code first, as signalled (for a server that cannot set isError)")
+	var must fieldList
+	fs.Var(&must, "fields", "comma-separated columns (isError, code, message, retryable, next_action, details) that must arrive ok in every outcome that has them, whatever -min says")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: erpgate conformance (-url URL | -cmd 'COMMAND LINE') [-header 'Name: value']... [-timeout 2m] [-min N]")
+		fmt.Fprintln(stderr, "usage: erpgate conformance (-url URL | -cmd 'COMMAND LINE') [-header 'Name: value']... [-timeout 2m] [-min N] [-rpc-errors] [-fields code,next_action]")
 		fmt.Fprintln(stderr, "Calls the golden named outcomes through an MCP server and reports which error fields arrive intact.")
 		fs.PrintDefaults()
 	}
@@ -120,7 +124,7 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	fmt.Fprintf(stdout, "conformance of %s: %s, %d tools\n\n", target, server, len(tools))
 
-	c := &checker{cs: cs, tools: tools, run: newRunPrefix()}
+	c := &checker{cs: cs, tools: tools, run: newRunPrefix(), rpcErrors: *rpcErrors}
 	rows := make([]row, 0, len(goldenOutcomes))
 	for _, g := range goldenOutcomes {
 		rows = append(rows, c.check(ctx, g))
@@ -131,6 +135,31 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if intact < *minIntact {
 		return fmt.Errorf("conformance: %d of %d outcomes did not arrive intact through %s, %d must", len(rows)-intact, len(rows), target, *minIntact)
+	}
+	for _, f := range must {
+		for _, r := range rows {
+			if v := r.fields[f]; v != fieldOK && v != fieldNone && !(v == fieldRPC && *rpcErrors) {
+				return fmt.Errorf("conformance: %s of %s did not arrive through %s (%s)", f, r.outcome, target, v)
+			}
+		}
+	}
+	return nil
+}
+
+// fieldList is -fields: report columns, each named once.
+type fieldList []string
+
+func (l *fieldList) String() string { return strings.Join(*l, ",") }
+
+func (l *fieldList) Set(s string) error {
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if !slices.Contains(columns, f) {
+			return fmt.Errorf("%q is not one of %s", f, strings.Join(columns, ", "))
+		}
+		if !slices.Contains(*l, f) {
+			*l = append(*l, f)
+		}
 	}
 	return nil
 }
@@ -186,6 +215,10 @@ const (
 	fieldLost    = "LOST"
 	fieldChanged = "changed"
 	fieldNone    = "-"
+	// fieldRPC is isError of an error that arrived as a JSON-RPC error
+	// carrying the whole body, code first: signalled as an error, not as a
+	// tool result. It counts as kept under -rpc-errors only.
+	fieldRPC = "rpc"
 )
 
 // row is the verdict on one outcome.
@@ -213,10 +246,11 @@ func newRow(g golden) row {
 }
 
 type checker struct {
-	cs    *mcp.ClientSession
-	tools []*mcp.Tool
-	run   string
-	n     int
+	cs        *mcp.ClientSession
+	tools     []*mcp.Tool
+	run       string
+	n         int
+	rpcErrors bool
 }
 
 // check makes the calls of one outcome and judges what arrived.
@@ -260,22 +294,43 @@ func (c *checker) check(ctx context.Context, g golden) row {
 	}
 
 	res, err := c.call(ctx, t, args)
+	rpc := false
 	if err != nil {
 		// A server that answers with a JSON-RPC error may still carry the
-		// body in its message: judge the fields, with isError lost.
+		// body in its message: judge the fields, with isError lost, or,
+		// under -rpc-errors, signalled when the message is the whole body.
 		if obj, _ := findObject(err.Error(), "code"); obj == nil || g.info {
 			r.notes = append(r.notes, "call failed: "+clip(err.Error(), 160))
 			return r
 		}
+		text := err.Error()
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && isWholeBody(rpcErr.Message) {
+			text, rpc = rpcErr.Message, true
+		}
 		r.notes = append(r.notes, "body only in a JSON-RPC error")
-		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: err.Error()}}}
+		// Under -rpc-errors the JSON-RPC error is the error signal.
+		res = &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: rpc && c.rpcErrors}
 	}
 	if g.info {
 		judgeInfo(&r, g, res)
 	} else {
 		judgeError(&r, g, res)
 	}
+	if rpc {
+		// Shown as rpc whether it counted or not.
+		r.fields["isError"] = fieldRPC
+		r.notes = slices.DeleteFunc(r.notes, func(n string) bool { return n == noteNotError })
+	}
 	return r
+}
+
+// isWholeBody reports whether s is exactly one error body that starts
+// with its code, so that a client that shows only the start of a JSON-RPC
+// error message still shows the code.
+func isWholeBody(s string) bool {
+	obj, keys, ok := wholeObject(s)
+	return ok && obj["code"] != nil && len(keys) > 0 && keys[0] == "code" && strings.HasPrefix(strings.TrimSpace(s), `{"code"`)
 }
 
 func (c *checker) call(ctx context.Context, t *mcp.Tool, args map[string]any) (*mcp.CallToolResult, error) {
@@ -298,13 +353,15 @@ func judgeInfo(r *row, g golden, res *mcp.CallToolResult) {
 	r.intact = r.fields["isError"] == fieldOK && r.fields["code"] == fieldOK
 }
 
+const noteNotError = "error arrived as a normal result"
+
 // judgeError checks an outcome that must arrive as an error result carrying
 // the five fields.
 func judgeError(r *row, g golden, res *mcp.CallToolResult) {
 	if res.IsError {
 		r.fields["isError"] = fieldOK
 	} else {
-		r.notes = append(r.notes, "error arrived as a normal result")
+		r.notes = append(r.notes, noteNotError)
 	}
 	text := resultText(res)
 	obj, keys, where := locate(text, res)
@@ -541,17 +598,23 @@ func printReport(w io.Writer, rows []row) int {
 
 	var keeps []string
 	for _, c := range columns {
-		kept, of := 0, 0
+		kept, of, rpc := 0, 0, 0
 		for _, r := range rows {
 			switch r.fields[c] {
 			case fieldNone:
 				continue
 			case fieldOK:
 				kept++
+			case fieldRPC:
+				rpc++
 			}
 			of++
 		}
-		keeps = append(keeps, fmt.Sprintf("%s %d/%d", c, kept, of))
+		k := fmt.Sprintf("%s %d/%d", c, kept, of)
+		if rpc > 0 {
+			k += fmt.Sprintf(" (+%d as JSON-RPC errors)", rpc)
+		}
+		keeps = append(keeps, k)
 	}
 	fmt.Fprintf(w, "\nkeeps: %s\n", strings.Join(keeps, ", "))
 	fmt.Fprintf(w, "conformance: %d/%d outcomes intact\n", intact, len(rows))

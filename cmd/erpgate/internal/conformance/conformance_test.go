@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
@@ -113,7 +114,8 @@ func TestConformanceOverStdio(t *testing.T) {
 }
 
 // lossyServer is an MCP server whose tools call the gateway's REST API and
-// then lose part of an error: only the message text, or isError.
+// then lose part of an error: only the message text, or isError, or send
+// the body as a JSON-RPC error (as it is, or after a prefix).
 func lossyServer(t *testing.T, gateway, mode string) string {
 	t.Helper()
 	type route struct{ method, path string }
@@ -158,6 +160,10 @@ func lossyServer(t *testing.T, gateway, mode string) string {
 					res.Content = []mcp.Content{&mcp.TextContent{Text: e.Message}}
 					res.IsError = true
 				case "noerror":
+				case "rpc":
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: string(raw)}
+				case "rpc-prefixed":
+					return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "API error: " + string(raw)}
 				}
 			}
 			return res, nil
@@ -192,6 +198,52 @@ func TestConformanceReportsLosses(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConformanceOfJSONRPCErrors scores a server that sends every error
+// body as a JSON-RPC error: isError is lost, unless -rpc-errors counts the
+// JSON-RPC error as the signal, and then only when its message is the
+// whole body with the code first.
+func TestConformanceOfJSONRPCErrors(t *testing.T) {
+	gateway := startMCPStack(t)
+	rpc := lossyServer(t, gateway, "rpc")
+	out, err := conformance(t, "-url", rpc)
+	if err == nil || !strings.Contains(out, "conformance: 1/10 outcomes intact") ||
+		!strings.Contains(out, "keeps: isError 1/10 (+9 as JSON-RPC errors), code 10/10, message 9/9, retryable 9/9, next_action 9/9, details 9/9") {
+		t.Errorf("without -rpc-errors: %v, want 1/10 intact and every field but isError kept:\n%s", err, out)
+	}
+	if !strings.Contains(out, "INVOICE_NOT_FOUND   get_invoice          rpc      ok    ok       ok         ok           ok       body only in a JSON-RPC error") {
+		t.Errorf("want the row to show isError rpc:\n%s", out)
+	}
+	if out, err := conformance(t, "-url", rpc, "-rpc-errors"); err != nil || !strings.Contains(out, "conformance: 10/10 outcomes intact") {
+		t.Errorf("with -rpc-errors: %v, want 10/10 intact:\n%s", err, out)
+	}
+	if _, err := conformance(t, "-url", rpc, "-min", "0", "-fields", "isError"); err == nil {
+		t.Error("-fields isError passed JSON-RPC errors without -rpc-errors")
+	}
+	if _, err := conformance(t, "-url", rpc, "-rpc-errors", "-fields", "isError,details"); err != nil {
+		t.Errorf("-fields isError,details with -rpc-errors: %v", err)
+	}
+	out, err = conformance(t, "-url", lossyServer(t, gateway, "rpc-prefixed"), "-rpc-errors")
+	if err == nil || !strings.Contains(out, "conformance: 1/10 outcomes intact") || strings.Contains(out, " rpc ") {
+		t.Errorf("a prefixed JSON-RPC error message counted as the signal: %v\n%s", err, out)
+	}
+}
+
+// TestConformanceFieldsFlag holds a path to the fields it must keep in
+// every outcome, apart from the count of intact ones.
+func TestConformanceFieldsFlag(t *testing.T) {
+	gateway := startMCPStack(t)
+	noerror := lossyServer(t, gateway, "noerror")
+	if _, err := conformance(t, "-url", noerror, "-min", "1", "-fields", "code,message,retryable,next_action,details"); err != nil {
+		t.Errorf("every listed field arrived, yet: %v", err)
+	}
+	if _, err := conformance(t, "-url", noerror, "-min", "1", "-fields", "code,isError"); err == nil || !strings.Contains(err.Error(), "isError of INVOICE_NOT_FOUND") {
+		t.Errorf("isError lost, yet: %v", err)
+	}
+	if _, err := conformance(t, "-url", lossyServer(t, gateway, "message"), "-min", "1", "-fields", "next_action"); err == nil {
+		t.Error("next_action lost, yet the check passed")
 	}
 }
 
@@ -245,7 +297,7 @@ func TestSplitCommand(t *testing.T) {
 }
 
 func TestConformanceFlags(t *testing.T) {
-	for _, args := range [][]string{{}, {"-url", "http://x/mcp", "-cmd", "x"}, {"-cmd", "x", "-header", "A: b"}, {"-url", "http://x", "-header", "bad"}} {
+	for _, args := range [][]string{{}, {"-url", "http://x/mcp", "-cmd", "x"}, {"-cmd", "x", "-header", "A: b"}, {"-url", "http://x", "-header", "bad"}, {"-url", "http://x", "-fields", "code,nope"}} {
 		if err := Run(context.Background(), args, nil, io.Discard, io.Discard); err == nil {
 			t.Errorf("%v: accepted", args)
 		}
