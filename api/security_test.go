@@ -519,14 +519,18 @@ func TestOversizeHeaders(t *testing.T) {
 			t.Errorf("%s of 64 KiB reached the ERP", name)
 		}
 	}
-	// Under the limit the gateway answers, and a malformed id header is
+	// Under the limit the gateway answers, and a malformed request id is
 	// replaced rather than echoed.
 	resp := send("X-Request-Id", strings.Repeat("r", 16<<10))
 	if resp.StatusCode != 200 || len(resp.Header.Get("X-Request-Id")) > 128 {
 		t.Errorf("16 KiB X-Request-Id: status %d, X-Request-Id of %d bytes", resp.StatusCode, len(resp.Header.Get("X-Request-Id")))
 	}
-	if resp := send("X-Run-Id", strings.Repeat("r", 16<<10)); resp.StatusCode != 200 || resp.Header.Get("X-Run-Id") != "" {
-		t.Errorf("16 KiB X-Run-Id: status %d, echoed %d bytes", resp.StatusCode, len(resp.Header.Get("X-Run-Id")))
+	// A malformed run id is refused: the call would run outside its run.
+	resp = send("X-Run-Id", strings.Repeat("r", 16<<10))
+	body, _ := io.ReadAll(resp.Body)
+	checkFiveFields(t, "16 KiB X-Run-Id", resp, body)
+	if resp.StatusCode != 400 || resp.Header.Get("X-Run-Id") != "" || !strings.Contains(string(body), `"field":"X-Run-Id"`) {
+		t.Errorf("16 KiB X-Run-Id: status %d, echoed %d bytes: %s", resp.StatusCode, len(resp.Header.Get("X-Run-Id")), body)
 	}
 }
 
