@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
 )
 
@@ -55,7 +56,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
+		MaxHeaderBytes:    api.ServerMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
