@@ -286,9 +286,12 @@ func (s *Server) refuseOversize(w http.ResponseWriter, r *http.Request) {
 
 // mcpWriter is the response writer of /mcp. It writes the plain-text
 // refusals of the MCP transport (a wrong method, Host or Origin, content
-// type or Accept, an oversize body) as the five fields.
+// type or Accept, an oversize body) as the five fields, and counts a 401
+// as a failed authentication of the source address, answering RATE_LIMITED
+// instead once the address's failures are spent.
 type mcpWriter struct {
 	http.ResponseWriter
+	s *Server
 	r *http.Request
 	// wrote is set once the status is written; swallow once the writer
 	// has written its own body in place of the transport's.
@@ -303,6 +306,11 @@ func (w *mcpWriter) WriteHeader(status int) {
 	h := w.Header()
 	var e *errmap.Error
 	switch {
+	case status == http.StatusUnauthorized:
+		if err := w.s.authRefusal(w.r, authFailReason(w.r, nil), nil); err != nil {
+			h.Del("WWW-Authenticate")
+			e = errmap.Map(err)
+		}
 	case status >= 400 && !strings.HasPrefix(h.Get("Content-Type"), "application/"):
 		e = mcpRefusal(status, w.r)
 	}

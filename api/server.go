@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,8 +50,18 @@ type Options struct {
 	// address without keys) may make per RateWindow; more are
 	// RATE_LIMITED. Zero: no limit.
 	RateLimit int
-	// RateWindow is the window of RateLimit. Default 1m.
+	// RateWindow is the window of RateLimit and AuthFailLimit. Default 1m.
 	RateWindow time.Duration
+	// AuthFailLimit is how many failed authentications (no credentials, an
+	// unknown API key, a refused access token) one source address may
+	// make per RateWindow; more are RATE_LIMITED instead of
+	// UNAUTHENTICATED, with Retry-After. Valid credentials from the address
+	// still pass. Zero: no limit.
+	AuthFailLimit int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the source address of a request, for the limits by address. Empty:
+	// the source is the peer's address.
+	TrustedProxies []netip.Prefix
 	// MaxHeaderBytes bounds a request's line and header fields; a larger
 	// header is refused 431 INVALID_REQUEST. Default DefaultMaxHeaderBytes.
 	// Serve the handler with an http.Server whose MaxHeaderBytes is larger
@@ -136,6 +147,8 @@ type Server struct {
 	postScope       bool
 	protectOps      bool
 	limiter         *httprate.RateLimiter
+	authFails       *httprate.RateLimiter
+	trustedProxies  []netip.Prefix
 	runs            *runs.Guard
 	idem            *idempotencyStore
 	contractJSON    []byte
@@ -210,6 +223,7 @@ func NewServer(opts Options) (*Server, error) {
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
 		router:          chi.NewRouter(),
+		trustedProxies:  opts.TrustedProxies,
 	}
 	if opts.OAuth != nil {
 		var err error
@@ -219,6 +233,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.RateLimit > 0 {
 		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))
+	}
+	if opts.AuthFailLimit > 0 {
+		s.authFails = newAuthFailLimiter(opts.AuthFailLimit, cmp.Or(opts.RateWindow, time.Minute), DefaultAuthFailSources)
 	}
 	s.oversize = s.requestID(s.accessLog(http.HandlerFunc(s.refuseOversize)))
 	s.routes(s.router)
@@ -238,13 +255,14 @@ func (s *Server) MountMCP(h http.Handler) { s.mcp = h }
 // request in the MCP request's context: with chi's routing state of /mcp
 // taken out of it, the router routes the tool call afresh instead of as a
 // part of /mcp. The MCP transport's own HTTP refusals (plain text from the
-// SDK) are written as the five fields (mcpWriter).
+// SDK) are written as the five fields (mcpWriter), and a 401 counts as a
+// failed authentication of the source address.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if s.mcp == nil {
 		s.router.NotFoundHandler().ServeHTTP(w, r)
 		return
 	}
-	mw := &mcpWriter{ResponseWriter: w, r: r}
+	mw := &mcpWriter{ResponseWriter: w, s: s, r: r}
 	s.mcp.ServeHTTP(mw, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))))
 }
 

@@ -29,8 +29,9 @@ import (
 const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 
 // forwarded are the MCP request's headers a tool call passes on to the REST
-// handler: credentials, the request id and the run id.
-var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id"}
+// handler: credentials, the request id, the run id, and X-Forwarded-For,
+// for the limits by source address behind a trusted proxy.
+var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "X-Forwarded-For"}
 
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result.

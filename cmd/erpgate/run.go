@@ -132,6 +132,7 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 		OAuthIssuer: cfg.oauth.issuer, OAuthJWKSURL: cfg.oauth.jwksURL, OAuthAudience: cfg.oauth.audience,
 		OAuthScopeClaim: cfg.oauth.scopeClaim,
 		RateLimit:       cfg.rateLimit, RateWindow: cfg.rateWindow, MaxKeysPerClient: keyCap(cfg.maxKeys),
+		AuthFailLimit: cfg.authFailLimit, TrustedProxies: cfg.trustedProxies,
 		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook,
 		RecheckEvery: cfg.recheckEvery, RecheckInterval: cfg.recheckInterval,
 		Now: cfg.now, Logger: logger,
