@@ -34,11 +34,13 @@ const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "X-Forwarded-For"}
 
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
-// the tool's input schema: a protocol error, not a tool result.
+// the tool's input schema: a protocol error, not a tool result. Its data
+// is the five-field INVALID_REQUEST, for clients that show it to the model.
 func invalidParams(tool, format string, a ...any) error {
 	return &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidParams,
 		Message: fmt.Sprintf("invalid arguments for tool %s: %s", tool, fmt.Sprintf(format, a...)),
+		Data:    errmap.Invalid("arguments", "must be a JSON object of the tool's input schema").Marshal(),
 	}
 }
 
