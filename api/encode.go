@@ -92,14 +92,15 @@ func decode(_ *http.Request, body []byte, v any, allowEmpty bool) error {
 }
 
 // scanStrings reads the body token by token and refuses the first string,
-// member name or value, that holds a control character (controlRune).
-// Syntax errors are left for the decoder to name.
+// member name or value, that holds a control character (controlRune), a
+// member name given twice and invalid UTF-8. Other syntax errors are left
+// for the decoder to name.
 func scanStrings(body []byte) error {
 	dec := jsontext.NewDecoder(bytes.NewReader(body))
 	for {
 		tok, err := dec.ReadToken()
 		if err != nil {
-			return nil
+			return strictSyntax(body, err)
 		}
 		if tok.Kind() != '"' {
 			continue
@@ -137,11 +138,10 @@ func decodeError(body []byte, err error) error {
 		syntax   *jsontext.SyntacticError
 		semantic *jsonv2.SemanticError
 	)
+	if e := strictSyntax(body, err); e != nil {
+		return e
+	}
 	switch {
-	case errors.As(err, &syntax) && errors.Is(syntax.Err, jsontext.ErrDuplicateName):
-		return errmap.Invalid(fieldOf(syntax.JSONPointer), "is given more than once; send each field once")
-	case errors.As(err, &syntax) && !utf8.Valid(body):
-		return errmap.Invalid(fieldOf(syntax.JSONPointer), "is not valid UTF-8")
 	case errors.As(err, &syntax) && syntax.JSONPointer == "" && syntax.ByteOffset > 0 && json.Valid(firstValue(body)):
 		return errmap.Protocol(http.StatusBadRequest, "The request body holds data after its JSON object.", nil)
 	case errors.As(err, &syntax), errors.Is(err, io.ErrUnexpectedEOF):
@@ -174,6 +174,22 @@ func checkContentType(r *http.Request) error {
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return errmap.Protocol(http.StatusUnsupportedMediaType,
 			"The request body must be JSON, sent with Content-Type: application/json.", nil)
+	}
+	return nil
+}
+
+// strictSyntax names the syntax errors that encoding/json would let
+// through: a member name given twice and invalid UTF-8; nil for any other
+// error.
+func strictSyntax(body []byte, err error) error {
+	var syntax *jsontext.SyntacticError
+	switch {
+	case !errors.As(err, &syntax):
+		return nil
+	case errors.Is(syntax.Err, jsontext.ErrDuplicateName):
+		return errmap.Invalid(fieldOf(syntax.JSONPointer), "is given more than once; send each field once")
+	case !utf8.Valid(body):
+		return errmap.Invalid(fieldOf(syntax.JSONPointer), "is not valid UTF-8")
 	}
 	return nil
 }

@@ -31,8 +31,9 @@ func (s *Server) readArgs(o operation, next callHandler) callHandler {
 // checkInputText refuses a call whose text holds a control character
 // (controlRune): any string of the body, member name or value, any query
 // parameter, and a run id header that is not of the form of a run id (the
-// call would otherwise run outside its run's limits); and a body whose
-// Content-Type is not JSON.
+// call would otherwise run outside its run's limits); a body whose
+// Content-Type is not JSON; and a body with a member name given twice or
+// invalid UTF-8.
 func checkInputText(r *http.Request, body []byte) error {
 	if run := r.Header.Get("X-Run-Id"); run != "" && !headerIDPattern.MatchString(run) {
 		return errmap.Invalid("X-Run-Id", "must be 1 to 128 letters, digits, '.', '_', ':' or '-'")

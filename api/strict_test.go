@@ -34,6 +34,14 @@ func TestFieldNamesMatchExactly(t *testing.T) {
 	if n := s.counts(); n.holds != 0 || n.approvals != 0 {
 		t.Errorf("refused calls left records: %+v", n)
 	}
+	// A name given twice is refused before the call claims its key: the
+	// key is still free for the corrected call.
+	twice := `{"reason":"Goods receipt for PO 4500018822 item 20 missing.","reason":"x"}`
+	wantError(t, s.do("POST", "/invoices/5105600105/hold", twice, "Idempotency-Key: twice-1"), 400, "INVALID_REQUEST", "fix_input_and_retry")
+	r := s.do("POST", "/invoices/5105600105/hold", `{"reason":"Goods receipt for PO 4500018822 item 20 missing."}`, "Idempotency-Key: twice-1")
+	if r.status != 200 || r.header.Get("Idempotent-Replayed") != "" {
+		t.Errorf("corrected call with the key: %d %v\n%s", r.status, r.header, r.body)
+	}
 }
 
 // TestControlCharactersRefused checks that every text the gateway reads
