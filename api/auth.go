@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -84,6 +85,50 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 	return found, nil
 }
 
+// authenticate is identify that counts a refusal in the metrics
+// (erpgate_auth_failures_total) and against the source address's limit
+// of failed authentications, which turns it into RATE_LIMITED once spent.
+func (s *Server) authenticate(r *http.Request) (*Credential, error) {
+	c, err := s.identify(r)
+	if err == nil {
+		return c, nil
+	}
+	return nil, s.authRefusal(r, authFailReason(r, err), err)
+}
+
+// authRefusal counts a failed authentication for its reason and returns
+// err, or the RATE_LIMITED that replaces it. A token that could not be
+// checked is no fault of the caller's and is not held against its address.
+func (s *Server) authRefusal(r *http.Request, reason string, err error) error {
+	s.metrics.authFailed(reason)
+	if reason == "unverifiable" {
+		return err
+	}
+	if limited := s.authFailed(r); limited != nil {
+		return limited
+	}
+	return err
+}
+
+// authFailReason is the metrics reason of an authentication that failed
+// with err (nil when only the HTTP status is known): one of
+// authFailReasons.
+func authFailReason(r *http.Request, err error) string {
+	var u refusal.Unauthenticated
+	auth := r.Header.Get("Authorization")
+	switch {
+	case errors.As(err, &u) && u.Token == refusal.TokenUnverifiable:
+		return "unverifiable"
+	case errors.As(err, &u) && u.Token != "":
+		return "bad_token"
+	case r.Header.Get("X-API-Key") == "" && auth == "":
+		return "missing"
+	case err == nil && len(auth) > 7 && looksLikeJWT(strings.TrimSpace(auth[7:])):
+		return "bad_token"
+	}
+	return "unknown_key"
+}
+
 // authenticated reports whether callers are known by their credentials,
 // not all anonymous.
 func (s *Server) authenticated() bool { return len(s.creds) > 0 || s.oauth != nil }
@@ -118,7 +163,7 @@ func (s *Server) monitoringEndpoint(next http.Handler) http.Handler {
 		return next
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := s.identify(r); err != nil {
+		if _, err := s.authenticate(r); err != nil {
 			s.refuseUnauthenticated(w, r, err)
 			return
 		}

@@ -36,7 +36,13 @@ type Metrics struct {
 	limits   *prometheus.CounterVec
 	handover *prometheus.CounterVec
 	holds    *prometheus.CounterVec
+	authFail *prometheus.CounterVec
 }
+
+// authFailReasons are the reasons of erpgate_auth_failures_total: no
+// credential, an API key no client holds, an access token refused, and an
+// access token that could not be checked (the issuer's keys unreachable).
+var authFailReasons = []string{"missing", "unknown_key", "bad_token", "unverifiable"}
 
 // limitKinds are the kinds of erpgate_limits_triggered_total.
 var limitKinds = []string{"identical_repeat", "corrected_retry", "gr_missing", "budget", "erp_wait", "no_run_id"}
@@ -116,16 +122,23 @@ func NewMetrics() *Metrics {
 			Namespace: "erpgate", Name: "holds_total",
 			Help: "Holds by event: placed by an agent, rechecked with the goods still missing, released.",
 		}, []string{"event"}),
+		authFail: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "auth_failures_total",
+			Help: "Requests refused for their credentials, by reason (missing, unknown_key, bad_token, unverifiable).",
+		}, []string{"reason"}),
 	}
 	m.registry.MustRegister(m.outcomes, m.requests, m.latency, m.attempts, m.attemptD,
 		m.retries, m.budget, m.fastFail, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
-		m.limits, m.handover, m.holds,
+		m.limits, m.handover, m.holds, m.authFail,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, k := range limitKinds {
 		m.limits.WithLabelValues(k)
 	}
 	for _, q := range errmap.Queues {
 		m.handover.WithLabelValues(q)
+	}
+	for _, r := range authFailReasons {
+		m.authFail.WithLabelValues(r)
 	}
 	for _, e := range []string{"placed", "rechecked", "released"} {
 		m.holds.WithLabelValues(e)
@@ -202,6 +215,10 @@ func (m *Metrics) Rechecked(released bool) {
 	}
 	m.holds.WithLabelValues("rechecked").Inc()
 }
+
+// authFailed counts a request refused for its credentials; reason is one
+// of authFailReasons.
+func (m *Metrics) authFailed(reason string) { m.authFail.WithLabelValues(reason).Inc() }
 
 func (m *Metrics) observe(operation, code string, status int, d time.Duration) {
 	m.outcomes.WithLabelValues(operation, code).Inc()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp"
@@ -262,4 +263,112 @@ func (s *Server) allowed(path string) []string {
 		}
 	}
 	return out
+}
+
+// headerBytes is the size of r's request line and header fields as they
+// came on the wire, near enough to hold them to a limit.
+func (s *Server) headerBytes(r *http.Request) int {
+	n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + 4 + len(r.Host) + 8
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
+// refuseOversize answers a request whose header is over
+// Options.MaxHeaderBytes (431) or whose announced body is over
+// Options.MaxBodyBytes (413), unread.
+func (s *Server) refuseOversize(w http.ResponseWriter, r *http.Request) {
+	e := tooLarge(s.maxBody)
+	if s.headerBytes(r) > s.maxHeader {
+		e = errmap.Protocol(http.StatusRequestHeaderFieldsTooLarge,
+			fmt.Sprintf("The request's header fields are larger than %d bytes.", s.maxHeader), map[string]any{"limit_bytes": s.maxHeader})
+	}
+	recordFrom(r.Context()).code = string(e.Code)
+	errmap.Write(w, e)
+}
+
+// mcpWriter is the response writer of /mcp. It writes the plain-text
+// refusals of the MCP transport (a wrong method, Host or Origin, content
+// type or Accept, an oversize body) as the five fields, and counts a 401
+// as a failed authentication of the source address, answering RATE_LIMITED
+// instead once the address's failures are spent.
+type mcpWriter struct {
+	http.ResponseWriter
+	s *Server
+	r *http.Request
+	// wrote is set once the status is written; swallow once the writer
+	// has written its own body in place of the transport's.
+	wrote, swallow bool
+}
+
+func (w *mcpWriter) WriteHeader(status int) {
+	if w.wrote {
+		return
+	}
+	w.wrote = true
+	h := w.Header()
+	var e *errmap.Error
+	switch {
+	case status == http.StatusUnauthorized:
+		if err := w.s.authRefusal(w.r, authFailReason(w.r, nil), nil); err != nil {
+			h.Del("WWW-Authenticate")
+			e = errmap.Map(err)
+		}
+	case status >= 400 && !strings.HasPrefix(h.Get("Content-Type"), "application/"):
+		e = mcpRefusal(status, w.r)
+	}
+	if e == nil {
+		w.ResponseWriter.WriteHeader(status)
+		return
+	}
+	w.swallow = true
+	h.Del("X-Content-Type-Options")
+	errmap.Write(w.ResponseWriter, e)
+}
+
+func (w *mcpWriter) Write(b []byte) (int, error) {
+	if !w.wrote {
+		w.WriteHeader(http.StatusOK)
+	}
+	if w.swallow {
+		return len(b), nil
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Flush sends what is buffered, for the transport's event streams.
+func (w *mcpWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok && !w.swallow {
+		f.Flush()
+	}
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// mcpRefusal is the five-field INVALID_REQUEST of an HTTP status the MCP
+// transport refused a request with. Its text is not used: it may echo the
+// request.
+func mcpRefusal(status int, r *http.Request) *errmap.Error {
+	switch status {
+	case http.StatusForbidden:
+		return errmap.Protocol(status, "The request's Host or Origin is not one /mcp serves: cross-origin and DNS-rebinding requests are refused.", nil)
+	case http.StatusNotFound:
+		return errmap.Protocol(status, "No MCP session with this id: /mcp keeps no sessions, so send no Mcp-Session-Id.", nil)
+	case http.StatusMethodNotAllowed:
+		return errmap.Protocol(status, fmt.Sprintf("Method %s is not allowed at /mcp. POST JSON-RPC messages there.", safeMethod(r.Method)), nil)
+	case http.StatusRequestEntityTooLarge:
+		return errmap.Protocol(status, fmt.Sprintf("The MCP request body is larger than %d bytes.", sdk.DefaultMaxRequestBodyBytes),
+			map[string]any{"limit_bytes": sdk.DefaultMaxRequestBodyBytes})
+	case http.StatusUnsupportedMediaType:
+		return errmap.Protocol(status, "The MCP request body must be JSON, sent with Content-Type: application/json.", nil)
+	}
+	if status >= 500 {
+		return errmap.Map(fmt.Errorf("mcp transport answered %d", status))
+	}
+	return errmap.Protocol(http.StatusBadRequest,
+		"The MCP request is malformed: POST one JSON-RPC message, Content-Type: application/json, Accept: application/json, text/event-stream.", nil)
 }

@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -49,8 +50,24 @@ type Options struct {
 	// address without keys) may make per RateWindow; more are
 	// RATE_LIMITED. Zero: no limit.
 	RateLimit int
-	// RateWindow is the window of RateLimit. Default 1m.
+	// RateWindow is the window of RateLimit and AuthFailLimit. Default 1m.
 	RateWindow time.Duration
+	// AuthFailLimit is how many failed authentications (no credentials, an
+	// unknown API key, a refused access token) one source address may
+	// make per RateWindow; more are RATE_LIMITED instead of
+	// UNAUTHENTICATED, with Retry-After. Valid credentials from the address
+	// still pass. Zero: no limit.
+	AuthFailLimit int
+	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
+	// the source address of a request, for the limits by address. Empty:
+	// the source is the peer's address.
+	TrustedProxies []netip.Prefix
+	// MaxHeaderBytes bounds a request's line and header fields; a larger
+	// header is refused 431 INVALID_REQUEST. Default DefaultMaxHeaderBytes.
+	// Serve the handler with an http.Server whose MaxHeaderBytes is larger
+	// (ServerMaxHeaderBytes): net/http answers beyond its own limit in
+	// plain text before any handler runs.
+	MaxHeaderBytes int
 	// ProtectOps puts /healthz, /readyz and /metrics behind a valid API
 	// key. Default: open, for probes and scrapers.
 	ProtectOps bool
@@ -100,6 +117,16 @@ type Options struct {
 // DefaultMaxBodyBytes is the request body limit when Options leaves it zero.
 const DefaultMaxBodyBytes = 64 << 10
 
+// DefaultMaxHeaderBytes is the request header limit when Options leaves it
+// zero.
+const DefaultMaxHeaderBytes = 32 << 10
+
+// ServerMaxHeaderBytes is the http.Server MaxHeaderBytes to serve the
+// gateway with: twice its own header limit, so that a header up to twice
+// the limit reaches the gateway and gets its five-field 431; only a larger
+// one gets the plain-text 431 that net/http writes itself.
+const ServerMaxHeaderBytes = 2 * DefaultMaxHeaderBytes
+
 // DefaultMaxKeysPerClient is the idempotency key cap when Options leaves it
 // zero.
 const DefaultMaxKeysPerClient = 10000
@@ -114,11 +141,14 @@ type Server struct {
 	metrics         *Metrics
 	log             *slog.Logger
 	maxBody         int64
+	maxHeader       int
 	creds           []Credential
 	oauth           *resourceServer
 	postScope       bool
 	protectOps      bool
 	limiter         *httprate.RateLimiter
+	authFails       *httprate.RateLimiter
+	trustedProxies  []netip.Prefix
 	runs            *runs.Guard
 	idem            *idempotencyStore
 	contractJSON    []byte
@@ -128,6 +158,9 @@ type Server struct {
 	breakers        func() map[erp.Service]string
 	now             func() time.Time
 	router          *chi.Mux
+	// oversize answers a request whose header or announced body is over
+	// its limit, before the router.
+	oversize http.Handler
 	// mcp serves /mcp once MountMCP has set it.
 	mcp http.Handler
 }
@@ -148,6 +181,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxHeaderBytes <= 0 {
+		opts.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
 	if opts.Now == nil {
 		opts.Now = time.Now
@@ -173,6 +209,7 @@ func NewServer(opts Options) (*Server, error) {
 		metrics:    opts.Metrics,
 		log:        opts.Logger,
 		maxBody:    opts.MaxBodyBytes,
+		maxHeader:  opts.MaxHeaderBytes,
 		creds:      opts.Credentials,
 		postScope:  opts.PostScope,
 		protectOps: opts.ProtectOps,
@@ -186,6 +223,7 @@ func NewServer(opts Options) (*Server, error) {
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
 		router:          chi.NewRouter(),
+		trustedProxies:  opts.TrustedProxies,
 	}
 	if opts.OAuth != nil {
 		var err error
@@ -196,6 +234,10 @@ func NewServer(opts Options) (*Server, error) {
 	if opts.RateLimit > 0 {
 		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))
 	}
+	if opts.AuthFailLimit > 0 {
+		s.authFails = newAuthFailLimiter(opts.AuthFailLimit, cmp.Or(opts.RateWindow, time.Minute), DefaultAuthFailSources)
+	}
+	s.oversize = s.requestID(s.accessLog(http.HandlerFunc(s.refuseOversize)))
 	s.routes(s.router)
 	return s, nil
 }
@@ -212,16 +254,29 @@ func (s *Server) MountMCP(h http.Handler) { s.mcp = h }
 // serveMCP serves /mcp. A tool call comes back to this router as a REST
 // request in the MCP request's context: with chi's routing state of /mcp
 // taken out of it, the router routes the tool call afresh instead of as a
-// part of /mcp.
+// part of /mcp. The MCP transport's own HTTP refusals (plain text from the
+// SDK) are written as the five fields (mcpWriter), and a 401 counts as a
+// failed authentication of the source address.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if s.mcp == nil {
 		s.router.NotFoundHandler().ServeHTTP(w, r)
 		return
 	}
-	s.mcp.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))))
+	mw := &mcpWriter{ResponseWriter: w, s: s, r: r}
+	s.mcp.ServeHTTP(mw, r.WithContext(context.WithValue(r.Context(), chi.RouteCtxKey, (*chi.Context)(nil))))
 }
 
-// ServeHTTP serves a request.
+// ServeHTTP serves a request. A request whose header or announced body is
+// over its limit is refused before routing, on every path (an MCP message
+// is bounded by the MCP transport, and the REST body of each tool call by
+// MaxBodyBytes).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.headerBytes(r) > s.maxHeader || (r.ContentLength > s.maxBody && r.URL.Path != "/mcp") {
+		s.oversize.ServeHTTP(w, r)
+		return
+	}
 	s.router.ServeHTTP(w, r)
 }
+
+// Routes is the gateway's router, for walking its routes (chi.Walk).
+func (s *Server) Routes() chi.Routes { return s.router }

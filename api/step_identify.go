@@ -3,10 +3,11 @@ package api
 // identifyCaller finds the client by its API key or OAuth access token
 // (identify) and names it in the access log; a call without valid
 // credentials is UNAUTHENTICATED, with the WWW-Authenticate of OAuth when
-// the server takes access tokens.
+// the server takes access tokens, and RATE_LIMITED once its source address
+// has failed more often than Options.AuthFailLimit allows.
 func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
-		client, err := s.identify(c.r)
+		client, err := s.authenticate(c.r)
 		if err != nil {
 			resp := s.failure(c.r, err, c.record)
 			if ch := s.challenge(err); ch != "" {

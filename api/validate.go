@@ -62,6 +62,34 @@ func looksLikeError(s string) bool {
 	return false
 }
 
+// controlRune reports whether r is refused in every text the gateway
+// reads: C0 controls other than tab, newline and carriage return (NUL
+// among them), DEL, C1 controls, and the bidirectional embeddings,
+// overrides and isolates (U+202A–U+202E, U+2066–U+2069), which make text
+// read in another order than it is stored (a reason that shows one thing
+// to the approver and holds another). The directional marks (U+200E,
+// U+200F, U+061C) are let through: they reorder nothing but the neutral
+// characters beside them, and mixed right-to-left names need them.
+func controlRune(r rune) bool {
+	switch {
+	case r == '\t', r == '\n', r == '\r':
+		return false
+	case r < 0x20, r >= 0x7f && r <= 0x9f:
+		return true
+	case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	}
+	return false
+}
+
+// hasControl reports whether s holds a controlRune.
+func hasControl(s string) bool {
+	return strings.IndexFunc(s, controlRune) >= 0
+}
+
+// problemControl is the refusal of a text holding a controlRune.
+const problemControl = "holds a control or bidirectional-override character; send plain text"
+
 // checkText validates a free-text field: present, within its length, and
 // not error text.
 func checkText(field, value string, minLen, maxLen int) error {
@@ -69,6 +97,8 @@ func checkText(field, value string, minLen, maxLen int) error {
 	switch {
 	case !utf8.ValidString(value):
 		return errmap.Invalid(field, "is not valid UTF-8")
+	case hasControl(value):
+		return errmap.Invalid(field, problemControl)
 	case looksLikeError(value):
 		return errmap.Invalid(field, "is empty or looks like an error value, not data; send the real value")
 	case n < minLen || n > maxLen:

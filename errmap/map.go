@@ -414,13 +414,16 @@ func Invalid(field, problem string) *Error {
 	return New(InvalidRequest, fmt.Sprintf("Field %q %s.", field, problem), map[string]any{"field": field})
 }
 
-// Protocol is the INVALID_REQUEST of REST itself: an unknown route (404), a
-// wrong method (405), an oversize body (413) or a body that is not JSON
-// (415). Any other status is treated as 400.
+// Protocol is the INVALID_REQUEST of HTTP itself: an unknown route (404), a
+// wrong method (405), an oversize body (413), a body that is not JSON (415),
+// an oversize header (431), or, on /mcp, a Host or Origin the endpoint does
+// not serve (403, which the MCP transport prescribes). Any other status is
+// treated as 400.
 func Protocol(status int, message string, details map[string]any) *Error {
 	e := New(InvalidRequest, message, details)
 	switch status {
-	case http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType:
+	case http.StatusForbidden, http.StatusNotFound, http.StatusMethodNotAllowed, http.StatusRequestEntityTooLarge,
+		http.StatusUnsupportedMediaType, http.StatusRequestHeaderFieldsTooLarge:
 		e.Status = status
 	}
 	return e

@@ -34,6 +34,11 @@ func fromRefusal(err error) (e *Error, ok bool) {
 				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse a repeated call's key; new keys pass as old expire.", rate.Cap),
 				map[string]any{"reason": rate.Reason, "retry_after_s": rate.RetryAfter}), true
 		}
+		if rate.Reason == refusal.RateAuthFailures {
+			return New(RateLimited,
+				fmt.Sprintf("Too many failed authentications from this address. Fix the credentials, then wait %d s; do not retry at once.", rate.RetryAfter),
+				map[string]any{"reason": rate.Reason, "retry_after_s": rate.RetryAfter}), true
+		}
 		return New(RateLimited,
 			fmt.Sprintf("This client has made more calls than its rate limit allows. Wait %d s, then go on; do not retry at once.", rate.RetryAfter),
 			map[string]any{"retry_after_s": rate.RetryAfter}), true

@@ -4,16 +4,20 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"net/url"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -25,16 +29,19 @@ import (
 const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 
 // forwarded are the MCP request's headers a tool call passes on to the REST
-// handler: credentials, the request id and the run id (X-Run-Id, or the
-// Mcp-Param-Run-Id a client mirrors from the run_id argument).
-var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "Mcp-Param-Run-Id"}
+// handler: credentials, the request id, the run id (X-Run-Id, or the
+// Mcp-Param-Run-Id a client mirrors from the run_id argument), and
+// X-Forwarded-For, for the limits by source address behind a trusted proxy.
+var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "Mcp-Param-Run-Id", "X-Forwarded-For"}
 
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
-// the tool's input schema: a protocol error, not a tool result.
+// the tool's input schema: a protocol error, not a tool result. Its data
+// is the five-field INVALID_REQUEST, for clients that show it to the model.
 func invalidParams(tool, format string, a ...any) error {
 	return &jsonrpc.Error{
 		Code:    jsonrpc.CodeInvalidParams,
 		Message: fmt.Sprintf("invalid arguments for tool %s: %s", tool, fmt.Sprintf(format, a...)),
+		Data:    errmap.Invalid("arguments", "must be a JSON object of the tool's input schema").Marshal(),
 	}
 }
 
@@ -133,6 +140,11 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 		if err := dec.Decode(&args); err != nil {
 			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
 		}
+		// encoding/json keeps the last of a name given twice and mends
+		// invalid UTF-8; REST refuses both, and so do the arguments.
+		if field, problem := strictProblem(raw); problem != "" {
+			return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+		}
 	}
 	names := make([]string, 0, len(args))
 	for name := range args {
@@ -176,6 +188,41 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 	return args, nil, nil
 }
 
+// strictProblem finds in raw what REST's decoder refuses and encoding/json
+// lets through: a member name given twice, and invalid UTF-8, with the
+// field it is in ("arguments" when that is not of the form of a field).
+func strictProblem(raw []byte) (field, problem string) {
+	dec := jsontext.NewDecoder(bytes.NewReader(raw))
+	for {
+		_, err := dec.ReadToken()
+		if err == nil {
+			continue
+		}
+		var syntax *jsontext.SyntacticError
+		if !errors.As(err, &syntax) {
+			return "", ""
+		}
+		field = "arguments"
+		for tok := range syntax.JSONPointer.Tokens() {
+			if fieldName.MatchString(tok) {
+				field = tok
+			}
+			break
+		}
+		switch {
+		case errors.Is(syntax.Err, jsontext.ErrDuplicateName):
+			return field, problemDuplicate
+		case !utf8.Valid(raw):
+			return field, problemUTF8
+		}
+		return "", ""
+	}
+}
+
+// fieldName is the form of a field a refusal names (REST's
+// fieldNamePattern); any other name is not echoed.
+var fieldName = regexp.MustCompile(`^[A-Za-z0-9_.\[\]-]{1,64}$`)
+
 // withPathIDs adds to e's details the path arguments of the right form
 // (their contract pattern), as REST adds the ids of the path to the
 // details of every error.
@@ -192,9 +239,11 @@ func (t *tool) withPathIDs(e *errmap.Error, args map[string]any) *errmap.Error {
 // The problems of an argument REST receives as text, worded as REST words
 // the same mistake in a JSON body.
 const (
-	problemUnknown = "is not a field of this operation"
-	problemType    = "has the wrong type; see the operation's schema"
-	problemMissing = "is required"
+	problemUnknown   = "is not a field of this operation"
+	problemType      = "has the wrong type; see the operation's schema"
+	problemMissing   = "is required"
+	problemDuplicate = "is given more than once; send each field once"
+	problemUTF8      = "is not valid UTF-8"
 )
 
 // checkType checks v against the types of s (recursing into arrays and

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -51,7 +52,7 @@ func TestInvalidArgumentsAreResults(t *testing.T) {
 		{"wrong type in the body", "justification", "request_approval",
 			toolArgs(with(approve, "justification", 5), "5105600101"),
 			"POST", "/invoices/5105600101/approvals", with(approve, "justification", 5)},
-		{"wrong item type in the body", "evidence", "hand_over",
+		{"wrong item type in the body", "evidence[0]", "hand_over",
 			map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018823 is closed.", "evidence": []any{1}},
 			"POST", "/handovers", map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018823 is closed.", "evidence": []any{1}}},
 		{"wrong type of idempotency_key", "idempotency_key", "post_invoice",
@@ -65,6 +66,17 @@ func TestInvalidArgumentsAreResults(t *testing.T) {
 		{"enum of a body field", "proposed_action", "request_approval",
 			toolArgs(with(approve, "proposed_action", "pay_now"), "5105600101"),
 			"POST", "/invoices/5105600101/approvals", with(approve, "proposed_action", "pay_now")},
+		{"body field named in another letter case", "REASON", "hold_invoice",
+			map[string]any{"invoice_id": "5105600105", "REASON": "Goods receipt for PO 4500018822 item 20 missing."},
+			"POST", "/invoices/5105600105/hold", map[string]any{"REASON": "Goods receipt for PO 4500018822 item 20 missing."}},
+		{"NUL in a body field", "reason", "hold_invoice",
+			map[string]any{"invoice_id": "5105600105", "reason": "Goods receipt\u0000 missing."},
+			"POST", "/invoices/5105600105/hold", map[string]any{"reason": "Goods receipt\u0000 missing."}},
+		{"bidirectional override in a body field", "justification", "request_approval",
+			toolArgs(with(approve, "justification", "Matched \u202eagainst PO."), "5105600101"),
+			"POST", "/invoices/5105600101/approvals", with(approve, "justification", "Matched \u202eagainst PO.")},
+		{"control character in a query parameter", "name", "search_suppliers",
+			map[string]any{"name": "ac\u001bme"}, "GET", "/suppliers?name=ac%1Bme", nil},
 	}
 	for _, c := range same {
 		t.Run(c.name, func(t *testing.T) {
@@ -76,6 +88,15 @@ func TestInvalidArgumentsAreResults(t *testing.T) {
 			checkInvalid(t, res, c.field, strings.TrimSuffix(string(body), "\n"))
 		})
 	}
+
+	// A name given twice: encoding/json would keep the last, REST refuses
+	// it, and so do the arguments.
+	t.Run("body field given twice", func(t *testing.T) {
+		twice := `"reason":"Goods receipt for PO 4500018822 item 20 missing.","reason":"x"`
+		res := call(t, cs, "hold_invoice", json.RawMessage(`{"invoice_id":"5105600105",`+twice+`}`))
+		_, body := s.rest("POST", "/invoices/5105600105/hold", json.RawMessage(`{`+twice+`}`))
+		checkInvalid(t, res, "reason", strings.TrimSuffix(string(body), "\n"))
+	})
 
 	// Path, query and header arguments reach REST as text, so REST cannot
 	// see their JSON type or their absence; the refusal is the errmap error

@@ -444,7 +444,14 @@ func TestMalformedCallsAreProtocolErrors(t *testing.T) {
 			}
 			var wire *jsonrpc.Error
 			if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
-				t.Errorf("got %v (%T), want a JSON-RPC invalid params error", err, err)
+				t.Fatalf("got %v (%T), want a JSON-RPC invalid params error", err, err)
+			}
+			// Arguments that are no object carry the five fields as data.
+			if c.tool == "get_invoice" {
+				var five map[string]any
+				if json.Unmarshal(wire.Data, &five) != nil || len(five) != 5 || five["code"] != "INVALID_REQUEST" {
+					t.Errorf("error data %s, want the five-field INVALID_REQUEST", wire.Data)
+				}
 			}
 		})
 	}

@@ -47,8 +47,9 @@ func (e ScopeMissing) Error() string {
 
 // The reasons of a RateLimited refusal.
 const (
-	RateCalls   = ""                    // the client's call rate
-	RateKeysCap = "idempotency_key_cap" // the client's count of idempotency keys
+	RateCalls        = ""                    // the client's call rate
+	RateKeysCap      = "idempotency_key_cap" // the client's count of idempotency keys
+	RateAuthFailures = "auth_failures"       // the failed authentications of the source address
 )
 
 // RateLimited refuses a call over one of the client's limits until

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -34,6 +35,8 @@ type config struct {
 	protectOps       bool
 	rateLimit        int
 	rateWindow       time.Duration
+	authFailLimit    int
+	trustedProxies   []netip.Prefix
 	publicURL        string
 	erpURL           string
 	erpUser          string
@@ -220,6 +223,10 @@ var settings = []setting{
 		intSetting(0, math.MaxInt, "must be a whole number, 0 for no limit", func(c *config, n int) { c.rateLimit = n })},
 	{"rate-window", "ERPGATE_RATE_WINDOW", "1m", "window of -rate-limit",
 		durationSetting(time.Second, atLeastASecond, func(c *config, d time.Duration) { c.rateWindow = d })},
+	{"auth-fail-limit", "ERPGATE_AUTH_FAIL_LIMIT", "20", "failed authentications one source address may make per -rate-window before its calls without valid credentials are RATE_LIMITED (0 turns the limit off)",
+		intSetting(0, math.MaxInt, "must be a whole number, 0 for no limit", func(c *config, n int) { c.authFailLimit = n })},
+	{"trusted-proxies", "ERPGATE_TRUSTED_PROXIES", "", "networks of the reverse proxies whose X-Forwarded-For names the source address, comma separated CIDRs such as 10.0.0.0/8; empty: the peer's address",
+		parseTrustedProxies},
 	{"log-level", "ERPGATE_LOG_LEVEL", "info", "debug, info, warn or error",
 		enumSetting(func(c *config, v string) { c.logLevel = v }, "debug", "info", "warn", "error")},
 	{"log-format", "ERPGATE_LOG_FORMAT", "json", "json or text",

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
 )
 
@@ -55,7 +56,7 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    32 << 10,
+		MaxHeaderBytes:    api.ServerMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
 	scheme := "http"
@@ -131,6 +132,7 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 		OAuthIssuer: cfg.oauth.issuer, OAuthJWKSURL: cfg.oauth.jwksURL, OAuthAudience: cfg.oauth.audience,
 		OAuthScopeClaim: cfg.oauth.scopeClaim,
 		RateLimit:       cfg.rateLimit, RateWindow: cfg.rateWindow, MaxKeysPerClient: keyCap(cfg.maxKeys),
+		AuthFailLimit: cfg.authFailLimit, TrustedProxies: cfg.trustedProxies,
 		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook,
 		ConsoleSecret: cfg.consoleSecret,
 		RecheckEvery:  cfg.recheckEvery, RecheckInterval: cfg.recheckInterval,

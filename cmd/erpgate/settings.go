@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
@@ -321,6 +322,26 @@ func parseAPIKeys(v string, c *config) error {
 }
 
 // parseDebugAddr is -debug-addr: a loopback host:port, or nothing.
+// parseTrustedProxies reads comma separated networks in CIDR notation; a
+// bare address is a network of one.
+func parseTrustedProxies(v string, c *config) error {
+	return optional(func(list string, c *config) error {
+		for _, p := range strings.Split(list, ",") {
+			p = strings.TrimSpace(p)
+			prefix, err := netip.ParsePrefix(p)
+			if err != nil {
+				addr, aerr := netip.ParseAddr(p)
+				if aerr != nil {
+					return errors.New("must be networks in CIDR notation, comma separated, such as 10.0.0.0/8,192.168.1.7")
+				}
+				prefix = netip.PrefixFrom(addr, addr.BitLen())
+			}
+			c.trustedProxies = append(c.trustedProxies, prefix.Masked())
+		}
+		return nil
+	})(v, c)
+}
+
 func parseDebugAddr(v string, c *config) error {
 	return optional(func(addr string, c *config) error {
 		c.debugAddr = addr

@@ -83,6 +83,8 @@ func TestEverySettingParses(t *testing.T) {
 		"protect-ops":         {good: "true", bad: "", why: "must be true or false"},
 		"rate-limit":          {good: "1", bad: "-1", why: "must be a whole number, 0 for no limit"},
 		"rate-window":         {good: "1s", bad: "1ms", why: "must be a duration of at least 1s"},
+		"auth-fail-limit":     {good: "5", bad: "many", why: "must be a whole number, 0 for no limit"},
+		"trusted-proxies":     {good: "10.0.0.0/8, 192.168.1.7,fd00::/8", bad: "10.0.0.0/33", why: "must be networks in CIDR notation, comma separated, such as 10.0.0.0/8,192.168.1.7"},
 		"log-level":           {good: "warn", bad: "loud", why: "must be debug, info, warn or error"},
 		"log-format":          {good: "text", bad: "JSON", why: "must be json or text"},
 		"debug-addr":          {good: "localhost:6060", bad: "0.0.0.0:6060", why: "must be a loopback address with a port from 0 to 65535, such as 127.0.0.1:6060"},

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"path/filepath"
 	"sync"
@@ -110,6 +111,8 @@ type Config struct {
 	RateLimit        int
 	RateWindow       time.Duration
 	MaxKeysPerClient int // negative: no cap
+	AuthFailLimit    int
+	TrustedProxies   []netip.Prefix
 
 	// OAuthIssuer, when set, takes the JWT access tokens of this OAuth
 	// authorization server beside the API keys (api.OAuth), with
@@ -282,7 +285,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
 		NotifyApprovals: cfg.ApprovalWebhook != "", NotifyHandovers: cfg.HandoverWebhook != "",
 		MaxKeysPerClient: cfg.MaxKeysPerClient,
-		ContractJSON:     contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
+		AuthFailLimit:    cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
+		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
 		BreakerStates: g.runner.BreakerStates,
 	})
 	if err != nil {
