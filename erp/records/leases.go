@@ -2,50 +2,41 @@ package records
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"time"
 )
 
-// ClaimInvoice claims the invoice's write lease at now. Each statement is
-// conditional on its own (a new row, or a lapsed one), so that of
-// concurrent claimers exactly one changes the row; the others read who
-// holds it. A row released between the write and the read sends the
-// claim round again.
+// ClaimInvoice claims the invoice's write lease at now in one statement:
+// it inserts the lease, or takes over one that lapsed, or leaves the
+// holder's lease as it is, and returns the row as it then stands. Of
+// concurrent claimers exactly one finds itself the holder, and every other
+// one learns who holds it, with no moment between the write and the read
+// in which the row could change.
 func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Time, lease time.Duration) (LeaseClaim, error) {
 	now = normTime(now)
 	until := normTime(now.Add(leaseOrDefault(lease)))
-	for range claimAttempts {
-		won, err := s.exec(ctx, s.w, `INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
-			VALUES (?, ?, ?, ?) ON CONFLICT (invoice_id) DO NOTHING`,
-			l.InvoiceID, l.Holder, l.Operation, s.d.timeArg(until))
-		if err != nil {
-			return LeaseClaim{}, opErr("claim invoice", err)
-		}
-		if won == 1 {
-			return LeaseClaim{Claimed: true}, nil
-		}
-		won, err = s.exec(ctx, s.w, `UPDATE invoice_leases SET holder = ?, operation = ?, lease_until = ?
-			WHERE invoice_id = ? AND lease_until <= ?`,
-			l.Holder, l.Operation, s.d.timeArg(until), l.InvoiceID, s.d.timeArg(now))
-		if err != nil {
-			return LeaseClaim{}, opErr("claim invoice", err)
-		}
-		if won == 1 {
-			return LeaseClaim{Claimed: true, TakenOver: true}, nil
-		}
-		var c LeaseClaim
-		err = s.w.QueryRowContext(ctx, s.d.rebind(`SELECT operation, lease_until FROM invoice_leases
-			WHERE invoice_id = ?`), l.InvoiceID).Scan(&c.Operation, timeCol{&c.LeaseUntil})
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
-			return LeaseClaim{}, opErr("claim invoice", err)
-		}
-		return c, nil
+	var (
+		holder    string
+		takeovers int
+		c         LeaseClaim
+	)
+	err := s.w.QueryRowContext(ctx, s.d.rebind(`INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (invoice_id) DO UPDATE SET
+			holder = CASE WHEN invoice_leases.lease_until <= ? THEN excluded.holder ELSE invoice_leases.holder END,
+			operation = CASE WHEN invoice_leases.lease_until <= ? THEN excluded.operation ELSE invoice_leases.operation END,
+			takeovers = CASE WHEN invoice_leases.lease_until <= ? THEN invoice_leases.takeovers + 1 ELSE invoice_leases.takeovers END,
+			lease_until = CASE WHEN invoice_leases.lease_until <= ? THEN excluded.lease_until ELSE invoice_leases.lease_until END
+		RETURNING holder, operation, takeovers, lease_until`),
+		l.InvoiceID, l.Holder, l.Operation, s.d.timeArg(until),
+		s.d.timeArg(now), s.d.timeArg(now), s.d.timeArg(now), s.d.timeArg(now)).
+		Scan(&holder, &c.Operation, &takeovers, timeCol{&c.LeaseUntil})
+	if err != nil {
+		return LeaseClaim{}, opErr("claim invoice", err)
 	}
-	return LeaseClaim{}, opErr("claim invoice", errors.New("the lease kept changing under the claim"))
+	if holder == l.Holder {
+		return LeaseClaim{Claimed: true, TakenOver: takeovers > 0}, nil
+	}
+	return c, nil
 }
 
 // ReleaseInvoice drops holder's lease of the invoice.
