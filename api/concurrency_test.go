@@ -108,8 +108,11 @@ func TestConcurrentPosts(t *testing.T) {
 							answers[i] = gw.do("POST", "/invoices/5105600101/post", map[string]any{"approval_id": appr}, keyOf(i)...)
 						})
 					}
+					began := time.Now()
 					close(start)
 					wg.Wait()
+					t.Logf("%d posts settled in %v with %d Post at the ERP (each Post takes 100 ms there)",
+						posters, time.Since(began).Round(time.Millisecond), posts())
 
 					if n := posts(); n != 1 {
 						t.Errorf("the ERP got %d Posts, want 1", n)
