@@ -57,11 +57,11 @@ type idempotencyClaim struct {
 }
 
 // claim returns either a claim on a new key, or the stored answer to replay.
-// A key in flight is waited for until the store's wait ends; then the call
-// is refused with refusal.InFlight, and the key is left to its call.
-func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, digest, invoiceID string) (*idempotencyClaim, *response, error) {
+// A key in flight is waited for until the call's wait ends (waitEnd); then
+// the call is refused with refusal.InFlight, and the key is left to its
+// call.
+func (s *idempotencyStore) claim(ctx context.Context, until time.Time, client, key, operation, digest, invoiceID string) (*idempotencyClaim, *response, error) {
 	k := records.Key{Client: client, Key: key, Operation: operation, Digest: digest}
-	until := s.waitEnd(ctx)
 	for {
 		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: s.lease, MaxPerClient: s.maxPerClient})
 		if err != nil {
@@ -93,13 +93,12 @@ func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, di
 }
 
 // leaseInvoice takes the invoice's write lease for a call of operation,
-// waiting while another call holds it, until the store's wait ends; then
-// the call is refused with refusal.InFlight. The lease lasts as long as a
+// waiting while another call holds it, until the call's wait ends
+// (waitEnd); then the call is refused with refusal.InFlight. The lease lasts as long as a
 // key's, so that only a call whose gateway died loses it. release ends it;
 // takenOver says it lapsed unreleased before.
-func (s *idempotencyStore) leaseInvoice(ctx context.Context, invoiceID, operation string) (release func() error, takenOver bool, err error) {
+func (s *idempotencyStore) leaseInvoice(ctx context.Context, until time.Time, invoiceID, operation string) (release func() error, takenOver bool, err error) {
 	l := records.InvoiceLease{InvoiceID: invoiceID, Holder: rand.Text(), Operation: operation}
-	until := s.waitEnd(ctx)
 	for {
 		c, err := s.records.ClaimInvoice(ctx, l, s.now(), s.lease)
 		if err != nil {
@@ -122,9 +121,9 @@ func (s *idempotencyStore) leaseInvoice(ctx context.Context, invoiceID, operatio
 	}
 }
 
-// waitEnd is when a call stops waiting for another: after the store's
-// wait, and one poll before the request's deadline, so that the refusal
-// still reaches the caller.
+// waitEnd is when a call stops waiting for others, for its key and its
+// invoice together: after the store's wait, and one poll before the
+// request's deadline, so that the refusal still reaches the caller.
 func (s *idempotencyStore) waitEnd(ctx context.Context) time.Time {
 	until := time.Now().Add(s.wait)
 	if d, ok := ctx.Deadline(); ok && d.Add(-keyPoll).Before(until) {

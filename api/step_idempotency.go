@@ -33,10 +33,11 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 		c.digest = c.args.digest(o.name, r)
 		c.record.key, c.record.digest = key, c.digest
 		invoiceID := c.args.invoiceID(r)
+		until := s.idem.waitEnd(r.Context())
 		var claim *idempotencyClaim
 		if key != "" {
 			var replay *response
-			claim, replay, err = s.idem.claim(r.Context(), c.client.Name, key, o.name, c.digest, invoiceID)
+			claim, replay, err = s.idem.claim(r.Context(), until, c.client.Name, key, o.name, c.digest, invoiceID)
 			if err != nil {
 				if errors.As(err, new(refusal.KeyReused)) {
 					s.metrics.keyReuse.WithLabelValues(o.name).Inc()
@@ -51,7 +52,7 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 		}
 		// An id of the wrong form takes no lease: the operation refuses it.
 		if o.invoiceLease && invoiceIDPattern.MatchString(invoiceID) {
-			release, takenOver, err := s.idem.leaseInvoice(r.Context(), invoiceID, o.name)
+			release, takenOver, err := s.idem.leaseInvoice(r.Context(), until, invoiceID, o.name)
 			if err != nil {
 				claim.release()
 				return s.failure(r, err, c.record)
