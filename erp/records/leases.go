@@ -2,15 +2,18 @@ package records
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"time"
 )
 
-// ClaimInvoice claims the invoice's write lease at now in one statement:
-// it inserts the lease, or takes over one that lapsed, or leaves the
-// holder's lease as it is, and returns the row as it then stands. Of
-// concurrent claimers exactly one finds itself the holder, and every other
-// one learns who holds it, with no moment between the write and the read
-// in which the row could change.
+// ClaimInvoice claims the invoice's write lease at now. A live lease of
+// another holder is answered from a read; otherwise one statement inserts
+// the lease, or takes over one that lapsed, or leaves a holder's lease
+// that came in between as it is, and returns the row as it then stands.
+// Of concurrent claimers exactly one finds itself the holder, and every
+// other one learns who holds it, with no moment between the write and the
+// read in which the row could change.
 func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Time, lease time.Duration) (LeaseClaim, error) {
 	now = normTime(now)
 	until := normTime(now.Add(leaseOrDefault(lease)))
@@ -19,7 +22,18 @@ func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Ti
 		takeovers int
 		c         LeaseClaim
 	)
-	err := s.w.QueryRowContext(ctx, s.d.rebind(`INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
+	// A lease another call holds is only read: the calls that wait for it
+	// look again and again, and must not write (a new row version on
+	// PostgreSQL, the one writer on SQLite) each time.
+	err := s.db.QueryRowContext(ctx, s.d.rebind(`SELECT holder, operation, lease_until FROM invoice_leases
+		WHERE invoice_id = ?`), l.InvoiceID).Scan(&holder, &c.Operation, timeCol{&c.LeaseUntil})
+	switch {
+	case err == nil && holder != l.Holder && c.LeaseUntil.After(now):
+		return c, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return LeaseClaim{}, opErr("claim invoice", err)
+	}
+	err = s.w.QueryRowContext(ctx, s.d.rebind(`INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (invoice_id) DO UPDATE SET
 			holder = CASE WHEN invoice_leases.lease_until <= ? THEN excluded.holder ELSE invoice_leases.holder END,
