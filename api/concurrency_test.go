@@ -255,3 +255,37 @@ func TestInvoiceLeaseOfDeadGateway(t *testing.T) {
 		t.Errorf("post after the lease lapsed: %d %s, want posted", r.status, r.body)
 	}
 }
+
+// TestConcurrentApprovalRequests: request_approval takes no invoice lease,
+// since it changes nothing another write of the invoice reads; eight
+// concurrent requests of one fix, with a key each, over two replicas, make
+// one approval and all answer it.
+func TestConcurrentApprovalRequests(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			a, b := replicas(t, engine)
+			ids := make([]any, 8)
+			var wg sync.WaitGroup
+			for i := range ids {
+				wg.Go(func() {
+					r := []*stack{a, b}[i%2].do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+						"justification": "The supplier's price list of November allows the variance."}, fmt.Sprintf("Idempotency-Key: appr-%d", i))
+					if r.status != 200 {
+						t.Errorf("request %d: %d %s", i, r.status, r.body)
+						return
+					}
+					ids[i] = r.json(t)["approval_id"]
+				})
+			}
+			wg.Wait()
+			for i, id := range ids {
+				if id != ids[0] {
+					t.Errorf("request %d answered approval %v, request 0 %v; want one approval", i, id, ids[0])
+				}
+			}
+			if n := a.counts().approvals; n != 1 {
+				t.Errorf("%d approvals recorded, want 1", n)
+			}
+		})
+	}
+}
