@@ -10,9 +10,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/errmap"
 	"github.com/erpgate/erpgate/retry"
@@ -199,6 +201,19 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 		check(t, s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "other reason"}, "Idempotency-Key: k-1"),
 			409, "IDEMPOTENCY_KEY_REUSED", "fix_input_and_retry")
+	})
+
+	t.Run("WRITE_IN_PROGRESS", func(t *testing.T) {
+		s := newStack(t, withOptions(func(o *api.Options) { o.WriteWait = 50 * time.Millisecond }))
+		l := records.InvoiceLease{InvoiceID: "5105600105", Holder: "another call", Operation: "post_invoice"}
+		if c, err := s.records.ClaimInvoice(t.Context(), l, time.Now(), time.Minute); err != nil || !c.Claimed {
+			t.Fatalf("lease: %+v %v", c, err)
+		}
+		d := check(t, s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "waiting for goods"}),
+			409, "WRITE_IN_PROGRESS", "hold_and_recheck")
+		if d["operation"] != "post_invoice" || d["retry_after_s"] != float64(5) {
+			t.Errorf("details %v, want operation post_invoice and retry_after_s 5", d)
+		}
 	})
 
 	t.Run("APPROVAL_DECIDED and SEGREGATION_OF_DUTIES", func(t *testing.T) {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"crypto/rand"
 	"math"
 	"net/http"
 	"time"
@@ -16,18 +17,32 @@ import (
 // that only a call whose gateway died loses its key.
 const DefaultKeyLease = 2 * time.Minute
 
-// keyPoll is how often a call that found its key in flight looks again.
+// keyPoll is how often a call that found its key or its invoice in flight
+// looks again.
 const keyPoll = 50 * time.Millisecond
+
+// DefaultWriteWait is how long a write waits for the call in flight before
+// it, with its idempotency key or on its invoice, when Options leaves
+// WriteWait zero: longer than one ERP call with its retries takes, so that
+// a live call ends within it.
+const DefaultWriteWait = 15 * time.Second
+
+// maxInFlightRetry caps the retry_after_s of WRITE_IN_PROGRESS, in
+// seconds: a call still in flight after the wait is slow or dead, and the
+// caller should look again soon rather than at the end of its lease.
+const maxInFlightRetry = 5
 
 // idempotencyStore keeps the first answer to each write's idempotency key in
 // the gateway's records, per client, so that the same key with the same
 // arguments replays it (also after a restart, and on another replica) and
 // the same key with other arguments is refused. A second call that arrives
-// while the first is still running waits for it.
+// while the first is still running waits for it, for a while. It also
+// holds the write leases of invoices (see leaseInvoice).
 type idempotencyStore struct {
 	records      records.Store
 	ttl          time.Duration
 	lease        time.Duration
+	wait         time.Duration
 	maxPerClient int
 	now          func() time.Time
 }
@@ -42,7 +57,10 @@ type idempotencyClaim struct {
 }
 
 // claim returns either a claim on a new key, or the stored answer to replay.
-func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, digest string) (*idempotencyClaim, *response, error) {
+// A key in flight is waited for until the call's wait ends (waitEnd); then
+// the call is refused with refusal.InFlight, and the key is left to its
+// call.
+func (s *idempotencyStore) claim(ctx context.Context, until time.Time, client, key, operation, digest, invoiceID string) (*idempotencyClaim, *response, error) {
 	k := records.Key{Client: client, Key: key, Operation: operation, Digest: digest}
 	for {
 		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: s.lease, MaxPerClient: s.maxPerClient})
@@ -65,14 +83,78 @@ func (s *idempotencyStore) claim(ctx context.Context, client, key, operation, di
 			return nil, nil, refusal.RateLimited{Reason: refusal.RateKeysCap, RetryAfter: wait, Cap: s.maxPerClient}
 		}
 		// In flight: wait for the first call's answer.
-		t := time.NewTimer(keyPoll)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, ctx.Err()
+		if !time.Now().Before(until) {
+			return nil, nil, refusal.InFlight{Reason: refusal.InFlightKey, InvoiceID: invoiceID, RetryAfter: s.retryAfter(c.LeaseUntil)}
+		}
+		if err := pause(ctx, until); err != nil {
+			return nil, nil, err
 		}
 	}
+}
+
+// leaseInvoice takes the invoice's write lease for a call of operation,
+// waiting while another call holds it, until the call's wait ends
+// (waitEnd); then the call is refused with refusal.InFlight. The lease lasts as long as a
+// key's, so that only a call whose gateway died loses it. release ends it;
+// takenOver says it lapsed unreleased before.
+func (s *idempotencyStore) leaseInvoice(ctx context.Context, until time.Time, invoiceID, operation string) (release func() error, takenOver bool, err error) {
+	l := records.InvoiceLease{InvoiceID: invoiceID, Holder: rand.Text(), Operation: operation}
+	for {
+		c, err := s.records.ClaimInvoice(ctx, l, s.now(), s.lease)
+		if err != nil {
+			return nil, false, err
+		}
+		if c.Claimed {
+			return func() error {
+				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				defer cancel()
+				return s.records.ReleaseInvoice(ctx, l.InvoiceID, l.Holder)
+			}, c.TakenOver, nil
+		}
+		if !time.Now().Before(until) {
+			return nil, false, refusal.InFlight{Reason: refusal.InFlightInvoice, InvoiceID: invoiceID,
+				Operation: c.Operation, RetryAfter: s.retryAfter(c.LeaseUntil)}
+		}
+		if err := pause(ctx, until); err != nil {
+			return nil, false, err
+		}
+	}
+}
+
+// waitEnd is when a call stops waiting for others, for its key and its
+// invoice together: after the store's wait, and one poll before the
+// request's deadline, so that the refusal still reaches the caller.
+func (s *idempotencyStore) waitEnd(ctx context.Context) time.Time {
+	until := time.Now().Add(s.wait)
+	if d, ok := ctx.Deadline(); ok && d.Add(-keyPoll).Before(until) {
+		until = d.Add(-keyPoll)
+	}
+	return until
+}
+
+// pause waits one poll, or less when the wait ends sooner; it returns the
+// context's error when the request ends first.
+func pause(ctx context.Context, until time.Time) error {
+	d := min(keyPoll, time.Until(until))
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// retryAfter is the retry_after_s of a call refused while another holds
+// what it waits for until leaseUntil: the lease's rest, at least 1 and at
+// most maxInFlightRetry seconds.
+func (s *idempotencyStore) retryAfter(leaseUntil time.Time) int {
+	secs := int(math.Ceil(leaseUntil.Sub(s.now()).Seconds()))
+	return max(1, min(secs, maxInFlightRetry))
 }
 
 // complete ends the claim, keeping resp for replay when keep is set. The

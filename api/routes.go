@@ -37,6 +37,10 @@ type operation struct {
 	// noRun operations are not part of a run: reading a run's history,
 	// and the operations of people.
 	noRun bool
+	// invoiceLease writes hold their invoice's write lease while they run,
+	// so that two of them never act on one invoice at once on any replica:
+	// each reads the invoice's state before it writes.
+	invoiceLease bool
 }
 
 var (
@@ -48,8 +52,8 @@ var (
 	opThreeWayMatch    = operation{name: "run_three_way_match", scope: ScopeRead}
 	opRequestApproval  = operation{name: "request_approval", scope: ScopeWrite, write: true}
 	opGetApproval      = operation{name: "get_approval", scope: ScopeRead}
-	opPostInvoice      = operation{name: "post_invoice", scope: ScopeWrite, write: true}
-	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true}
+	opPostInvoice      = operation{name: "post_invoice", scope: ScopeWrite, write: true, invoiceLease: true}
+	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true, invoiceLease: true}
 	opHandOver         = operation{name: "hand_over", scope: ScopeWrite, write: true, budgetFree: true}
 	opGetRun           = operation{name: "get_run", scope: ScopeRead, noRun: true}
 	opDecideApproval   = operation{name: "decide_approval", scope: ScopeApprove, write: true, noRun: true}

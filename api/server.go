@@ -93,6 +93,11 @@ type Options struct {
 	// retry may take it over, as after the gateway died. Default
 	// DefaultKeyLease (2m).
 	KeyLease time.Duration
+	// WriteWait is how long a write waits for another call in flight with
+	// its idempotency key, or for another write of its invoice, before it
+	// answers WRITE_IN_PROGRESS; never past the request's deadline.
+	// Default DefaultWriteWait (15s).
+	WriteWait time.Duration
 	// MaxKeysPerClient caps the idempotency keys one client holds at once;
 	// a call with a new key beyond it is RATE_LIMITED. Default 10000; a
 	// negative value turns the cap off.
@@ -215,7 +220,7 @@ func NewServer(opts Options) (*Server, error) {
 		protectOps: opts.ProtectOps,
 		runs:       runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
 		idem: &idempotencyStore{records: opts.Records, ttl: opts.IdempotencyTTL, lease: cmp.Or(opts.KeyLease, DefaultKeyLease),
-			maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
+			wait: cmp.Or(opts.WriteWait, DefaultWriteWait), maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
 		contractJSON:    opts.ContractJSON,
 		contractYAML:    opts.ContractYAML,
 		contractSwagger: opts.ContractSwagger,

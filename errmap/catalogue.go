@@ -36,6 +36,7 @@ const (
 	LoopDetected         Code = "LOOP_DETECTED"
 	BudgetExhausted      Code = "BUDGET_EXHAUSTED"
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
+	WriteInProgress      Code = "WRITE_IN_PROGRESS"
 	RateLimited          Code = "RATE_LIMITED"
 	Internal             Code = "INTERNAL"
 )
@@ -125,6 +126,8 @@ var catalogue = []Entry{
 		"The run's tool-call budget for this invoice is spent."},
 	{IdempotencyKeyReused, http.StatusConflict, false, FixInputAndRetry, "", true,
 		"The idempotency key was used before with other arguments."},
+	{WriteInProgress, http.StatusConflict, true, HoldAndRecheck, "", true,
+		"Another write of this invoice, or a call with this idempotency key, is still running. Repeat the same call after details.retry_after_s."},
 	{RateLimited, http.StatusTooManyRequests, true, HoldAndRecheck, "", true,
 		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
 	{ApprovalDecided, http.StatusConflict, false, StopAndEscalate, "", true,

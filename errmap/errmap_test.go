@@ -51,8 +51,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 23 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 11 gateway codes and 2 decision outcomes", len(seen))
+	if len(seen) != 24 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 12 gateway codes and 2 decision outcomes", len(seen))
 	}
 }
 
@@ -83,6 +83,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.LoopDetected:         {409, false, errmap.RouteToPerson, ""},
 		errmap.BudgetExhausted:      {409, false, errmap.RouteToPerson, ""},
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
+		errmap.WriteInProgress:      {409, true, errmap.HoldAndRecheck, ""},
 		errmap.RateLimited:          {429, true, errmap.HoldAndRecheck, ""},
 		errmap.ApprovalDecided:      {409, false, errmap.StopAndEscalate, ""},
 		errmap.SegregationOfDuties:  {409, false, errmap.RouteToPerson, ""},

@@ -119,6 +119,8 @@ func everyMessage() map[string]*Error {
 	add("rate calls", Map(refusal.RateLimited{Reason: refusal.RateCalls, RetryAfter: 3600}))
 	add("rate keys cap", Map(refusal.RateLimited{Reason: refusal.RateKeysCap, RetryAfter: 3600, Cap: 100000}))
 	add("key reused", Map(refusal.KeyReused{}))
+	add("in flight invoice", Map(refusal.InFlight{Reason: refusal.InFlightInvoice, InvoiceID: longInvoice, Operation: longOp, RetryAfter: 3600}))
+	add("in flight key", Map(refusal.InFlight{Reason: refusal.InFlightKey, InvoiceID: longInvoice, RetryAfter: 3600}))
 	add("store records", Map(refusal.StoreUnavailable{Which: refusal.StoreRecords, Engine: "postgres", Err: errors.New("down")}))
 	add("store run state", Map(refusal.StoreUnavailable{Which: refusal.StoreRunState, Err: errors.New("down")}))
 	for _, kind := range []string{refusal.LimitBudget, refusal.LimitGRMissing, refusal.LimitCorrectedRetry, refusal.LimitERPWait, refusal.LimitIdenticalRepeat} {

@@ -15,6 +15,7 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		scope   refusal.ScopeMissing
 		rate    refusal.RateLimited
 		reused  refusal.KeyReused
+		busy    refusal.InFlight
 		store   refusal.StoreUnavailable
 		limit   refusal.Limit
 		againNF refusal.NotFoundAgain
@@ -45,6 +46,8 @@ func fromRefusal(err error) (e *Error, ok bool) {
 	case errors.As(err, &reused):
 		return New(IdempotencyKeyReused,
 			"This idempotency key was used for a call with other arguments. Use a new key for a new call.", nil), true
+	case errors.As(err, &busy):
+		return inFlight(busy), true
 	case errors.As(err, &store):
 		if store.Which == refusal.StoreRecords {
 			return New(Internal, "The gateway cannot reach its records database, so it takes no write. Escalate.",
@@ -57,6 +60,24 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		return runLimit(limit), true
 	}
 	return nil, false
+}
+
+// inFlight names a write that waited in vain for another call to end. It
+// is a 409, not a 429 or 503, so that no client repeats it by itself at
+// once; retryable says the same call may succeed after the wait.
+func inFlight(b refusal.InFlight) *Error {
+	d := map[string]any{"reason": b.Reason, "retry_after_s": b.RetryAfter}
+	if b.InvoiceID != "" {
+		d["invoice_id"] = b.InvoiceID
+	}
+	if b.Reason == refusal.InFlightKey {
+		return New(WriteInProgress, fmt.Sprintf(
+			"A call with this idempotency key is still running. Repeat this call after %d s to get its answer.", b.RetryAfter), d)
+	}
+	d["operation"] = b.Operation
+	return New(WriteInProgress, fmt.Sprintf(
+		"%s of invoice %s is still running. Repeat this call after %d s; do not change it.",
+		b.Operation, b.InvoiceID, b.RetryAfter), d)
 }
 
 // unauthenticated names a call without valid credentials: an API key, or

@@ -69,6 +69,27 @@ type KeyReused struct{}
 
 func (KeyReused) Error() string { return "idempotency key reused with other arguments" }
 
+// The reasons of an InFlight refusal: what another call holds.
+const (
+	InFlightInvoice = "invoice_in_flight"
+	InFlightKey     = "key_in_flight"
+)
+
+// InFlight refuses a write that waited in vain for another call to end:
+// a write of the same invoice (InFlightInvoice; Operation is that call's),
+// or a call with the same idempotency key (InFlightKey). The call did not
+// run; the same call may be repeated after RetryAfter seconds.
+type InFlight struct {
+	Reason     string
+	InvoiceID  string
+	Operation  string
+	RetryAfter int
+}
+
+func (e InFlight) Error() string {
+	return fmt.Sprintf("%s: %s of invoice %q still running, retry after %d s", e.Reason, e.Operation, e.InvoiceID, e.RetryAfter)
+}
+
 // The stores a StoreUnavailable names.
 const (
 	StoreRunState = "run_state"

@@ -229,6 +229,27 @@ type KeyOptions struct {
 	MaxPerClient int
 }
 
+// InvoiceLease is one write's hold on an invoice: while it lasts, no other
+// write of that invoice runs, on any replica sharing the store.
+type InvoiceLease struct {
+	InvoiceID string
+	// Holder names the call that holds the lease, unique per call; only
+	// the holder releases it.
+	Holder string
+	// Operation is the holder's operation, told to the calls that wait.
+	Operation string
+}
+
+// LeaseClaim is ClaimInvoice's answer: the lease is the caller's
+// (Claimed; TakenOver when a holder's lease had lapsed unreleased, as when
+// its gateway died), or another call holds it until LeaseUntil.
+type LeaseClaim struct {
+	Claimed    bool
+	TakenOver  bool
+	Operation  string    // not Claimed: the holder's operation
+	LeaseUntil time.Time // not Claimed: when the holder's lease lapses
+}
+
 // AuditEntry is one row of the audit log: one write attempt.
 type AuditEntry struct {
 	ID         int64 // assigned by the store, increasing
@@ -322,6 +343,14 @@ type Store interface {
 	ReleaseKey(ctx context.Context, client, key string) error
 	// DeleteExpiredKeys drops the answers kept past their expiry.
 	DeleteExpiredKeys(ctx context.Context, now time.Time) (int, error)
+
+	// ClaimInvoice gives l's holder the invoice's write lease until
+	// now+lease, unless another holder's lease runs past now (see
+	// LeaseClaim). Of concurrent claimers exactly one gets it.
+	ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Time, lease time.Duration) (LeaseClaim, error)
+	// ReleaseInvoice ends holder's lease on the invoice; a lease of
+	// another holder stays as it is.
+	ReleaseInvoice(ctx context.Context, invoiceID, holder string) error
 
 	// AppendAudit adds a row to the audit log. No method changes or
 	// removes one.

@@ -101,6 +101,9 @@ func testStore(t *testing.T, open func(t *testing.T) records.Store) {
 		{"one claim of many at once", testKeyConcurrentClaim},
 		{"one takeover of many at once", testKeyConcurrentTakeover},
 		{"delete expired keys", testDeleteExpiredKeys},
+		{"invoice leases", testInvoiceLeases},
+		{"one invoice lease of many at once", testInvoiceLeaseConcurrent},
+		{"one invoice lease takeover of many at once", testInvoiceLeaseConcurrentTakeover},
 		{"audit", testAudit},
 		{"audit is append-only", testAuditAppendOnly},
 		{"times", testTimes},
@@ -1475,5 +1478,100 @@ func testConcurrentOpens(t *testing.T, u string) {
 		if err != nil || !created {
 			t.Errorf("store %d: CreateApproval: %+v, %v", i, a, err)
 		}
+	}
+}
+
+func testInvoiceLeases(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	claim := func(holder, op string, at time.Time) records.LeaseClaim {
+		t.Helper()
+		c, err := s.ClaimInvoice(ctx, records.InvoiceLease{InvoiceID: "5105600101", Holder: holder, Operation: op}, at, time.Minute)
+		if err != nil {
+			t.Fatalf("ClaimInvoice %s: %v", holder, err)
+		}
+		return c
+	}
+	if c := claim("a", "post_invoice", t0); !c.Claimed || c.TakenOver {
+		t.Fatalf("first claim: %+v, want claimed", c)
+	}
+	// Another holder finds it held, with the holder's operation and lease.
+	c := claim("b", "hold_invoice", t0.Add(30*time.Second))
+	if c.Claimed || c.Operation != "post_invoice" || !c.LeaseUntil.Equal(stored(t0.Add(time.Minute))) {
+		t.Errorf("claim while held: %+v, want held by post_invoice until %v", c, stored(t0.Add(time.Minute)))
+	}
+	// Another invoice is free.
+	if c, err := s.ClaimInvoice(ctx, records.InvoiceLease{InvoiceID: "5105600102", Holder: "b"}, t0, time.Minute); err != nil || !c.Claimed {
+		t.Errorf("other invoice: %+v, %v", c, err)
+	}
+	// Only the holder releases it.
+	if err := s.ReleaseInvoice(ctx, "5105600101", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("b", "hold_invoice", t0.Add(30*time.Second)); c.Claimed {
+		t.Errorf("claim after another holder's release: %+v, want still held", c)
+	}
+	if err := s.ReleaseInvoice(ctx, "5105600101", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("b", "hold_invoice", t0.Add(30*time.Second)); !c.Claimed || c.TakenOver {
+		t.Errorf("claim after release: %+v, want claimed", c)
+	}
+	// A lease that lapsed unreleased is taken over, and its old holder's
+	// release leaves the new holder's lease alone.
+	if c := claim("c", "post_invoice", t0.Add(91*time.Second)); !c.Claimed || !c.TakenOver {
+		t.Errorf("claim of a lapsed lease: %+v, want taken over", c)
+	}
+	if err := s.ReleaseInvoice(ctx, "5105600101", "b"); err != nil {
+		t.Fatal(err)
+	}
+	if c := claim("d", "post_invoice", t0.Add(100*time.Second)); c.Claimed || c.Operation != "post_invoice" {
+		t.Errorf("claim after the old holder's release: %+v, want held by c", c)
+	}
+}
+
+// leaseAtOnce claims one invoice's lease from n goroutines over two stores
+// and counts the claims won and taken over.
+func leaseAtOnce(t *testing.T, s records.Store, n int, now time.Time) (won, takenOver int) {
+	stores := twoStores(t, s)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			l := records.InvoiceLease{InvoiceID: "5105600101", Holder: fmt.Sprint("h", i), Operation: "post_invoice"}
+			c, err := stores[i%2].ClaimInvoice(t.Context(), l, now, time.Minute)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				t.Errorf("ClaimInvoice: %v", err)
+			case c.Claimed:
+				won++
+				if c.TakenOver {
+					takenOver++
+				}
+			case c.Operation != "post_invoice" || c.LeaseUntil.IsZero():
+				t.Errorf("claim lost to %+v, want the holder's operation and lease", c)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	return won, takenOver
+}
+
+func testInvoiceLeaseConcurrent(t *testing.T, s records.Store) {
+	if won, over := leaseAtOnce(t, s, 50, t0); won != 1 || over != 0 {
+		t.Errorf("50 claims at once: %d won, %d took over; want 1 and 0", won, over)
+	}
+}
+
+func testInvoiceLeaseConcurrentTakeover(t *testing.T, s records.Store) {
+	if c, err := s.ClaimInvoice(t.Context(), records.InvoiceLease{InvoiceID: "5105600101", Holder: "dead"}, t0, time.Minute); err != nil || !c.Claimed {
+		t.Fatalf("first claim: %+v, %v", c, err)
+	}
+	if won, over := leaseAtOnce(t, s, 20, t0.Add(2*time.Minute)); won != 1 || over != 1 {
+		t.Errorf("20 claims of a lapsed lease at once: %d won, %d took over; want 1 and 1", won, over)
 	}
 }
