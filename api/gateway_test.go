@@ -99,7 +99,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 	})
 
 	t.Run("ERP_UNAVAILABLE", func(t *testing.T) {
-		s := newStack(t, withPolicy(func(p *retry.Policy) { p.Breaker.ConsecutiveFailures = 5 }))
+		s := newStack(t, withPolicy(func(p *retry.Policy) { p.Breaker.MinRequests = 5 }))
 		// A transient failure the retries absorb never reaches the agent.
 		if err := s.sim.InjectFault(sim.FaultRule{Service: erp.ServicePurchaseOrder, Kind: sim.FaultStatus, Status: 502, Count: 2}); err != nil {
 			t.Fatal(err)
@@ -422,7 +422,7 @@ func TestServiceEndpoints(t *testing.T) {
 }
 
 func TestReadyReportsTheBreakers(t *testing.T) {
-	s := newStack(t, withPolicy(func(p *retry.Policy) { p.MaxAttempts = 1; p.Breaker.ConsecutiveFailures = 2 }))
+	s := newStack(t, withPolicy(func(p *retry.Policy) { p.MaxAttempts = 1; p.Breaker.MinRequests, p.Breaker.FailureRatio = 2, 0.6 }))
 	s.do("GET", "/purchase-orders/4500018822", nil)
 	m := s.do("GET", "/readyz", nil).json(t)
 	if m["status"] != "ready" || m["breakers"].(map[string]any)["purchase_order"] != "closed" {
