@@ -83,7 +83,8 @@ func TestRunWithoutNginx(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-c", "0"}, {"-share", "2"}, {"-conns", "0"}, {"extra"}, {"-nope"}} {
+	for _, args := range [][]string{{"-c", "0"}, {"-share", "2"}, {"-conns", "0"}, {"extra"}, {"-nope"},
+		{"brownout", "-cell", "0s"}, {"brownout", "extra"}, {"brownout", "-nope"}} {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		if !errors.Is(err, errUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)
