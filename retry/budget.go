@@ -9,7 +9,7 @@ import (
 // Deposit tokens, every retry costs Cost, and a retry without the tokens is
 // not made. So n calls make at most n*(1+Deposit/Cost)+Initial/Cost
 // attempts, whatever the failure rate: at the defaults at most 1.25 per
-// call once 500 calls were made, and a brown-out never multiplies the
+// call once 250 calls were made, and a brown-out never multiplies the
 // ERP's load.
 type BudgetSettings struct {
 	// Disabled turns the budget off: every retry the policy allows is made.
@@ -19,12 +19,12 @@ type BudgetSettings struct {
 	// 100.
 	Capacity float64
 	// Initial is the bucket's fill when the service is first called, at
-	// most Capacity. Default 10: a gateway that just started saves up the
+	// most Capacity. Default 5: a gateway that just started saves up the
 	// rest before it may retry more than Deposit of its calls.
 	Initial float64
 	// Deposit is what each call adds. Default 0.23: nearly every retry of
 	// a 20 % brown-out (0.2 per call, and 0.04 for the second retries),
-	// and with Initial at most 1.25 attempts per call after 500 calls.
+	// and with Initial at most 1.25 attempts per call after 250 calls.
 	Deposit float64
 	// Cost is what each retry takes. Default 1.
 	Cost float64
@@ -35,7 +35,7 @@ func (s BudgetSettings) withDefaults() BudgetSettings {
 		s.Capacity = 100
 	}
 	if s.Initial <= 0 {
-		s.Initial = 10
+		s.Initial = 5
 	}
 	s.Initial = min(s.Initial, s.Capacity)
 	if s.Deposit <= 0 {

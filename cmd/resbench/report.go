@@ -19,7 +19,7 @@ import (
 
 // The goals the gateway is held to.
 const (
-	goalAmplification = 1.2
+	goalAmplification = 1.25
 	goalFastFailP99   = time.Millisecond
 	goalDetection     = 3 * time.Second
 	// goalScenario is the scenario whose amplification the goal bounds.
