@@ -67,9 +67,9 @@
 #     ERP_UNAVAILABLE, ERP_CONFIGURATION, INTERNAL, and never an answer
 #     whose cause in the gateway's log (its access log line, found by the
 #     X-Request-Id of the answer) is a malformed response. The one
-#     exception: the mock's invoice has another id than the one asked for
-#     ("string"), which the gateway rightly refuses as an ERP fault
-#     (ERP_UNAVAILABLE, cause "answer about another invoice");
+#     exception: the mock's documents have other ids than the ones asked
+#     for ("string"), which the gateway rightly refuses as an ERP fault
+#     (ERP_UNAVAILABLE, cause "answer about another ...");
 #   - post_invoice, after a request_approval the gateway keeps in its own
 #     records, succeeds or gives one five-field answer (not INTERNAL, not a
 #     malformed response), and no more Post requests than -erp-attempts
@@ -554,8 +554,8 @@ mock_call() {
     *)
       if [[ $code == NOT_* ]]; then
         verdict=FAIL why="not a five-field error: $(head -c 300 "$answer_file")"
-      elif [ "$code" = ERP_UNAVAILABLE ] && [[ $cause == *"answer about another invoice"* ]]; then
-        : # the mock's invoice is another id than the one asked for
+      elif [ "$code" = ERP_UNAVAILABLE ] && [[ $cause == *"answer about another "* ]]; then
+        : # the mock's document has another id than the one asked for
       elif [ "$kind" = read ] && [[ $mock_business_codes != *" $code "* ]]; then
         verdict=FAIL why="$code is no business outcome of the mock's data"
       elif [ "$code" = INTERNAL ]; then

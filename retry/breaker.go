@@ -12,27 +12,31 @@ import (
 
 // BreakerSettings configures the circuit breaker of each ERP service. The
 // zero value enables them with the defaults beside each field.
+//
+// The breaker is for an ERP that is down, not for one that fails some of
+// its calls: it opens on the share of failed attempts in a short rolling
+// window, never on a run of failures. Under concurrent load the failures
+// of a brown-out finish close together, and a run of ten of them comes
+// often enough at 20 % to shut a working service off.
 type BreakerSettings struct {
 	// Disabled turns the breakers off.
 	Disabled bool
 	// OpenFor is how long a breaker stays open before it lets a probe
 	// through (half-open). Default 5s.
 	OpenFor time.Duration
-	// Window is the rolling window the failure counts cover. Default 10s.
+	// Window is the rolling window the failure counts cover, in ten
+	// buckets. Default 1s: an ERP that went down fails FailureRatio of a
+	// window's attempts after 0.9 of it, so the breaker opens within a
+	// second of the outage, however busy the service was before.
 	Window time.Duration
 	// MinRequests is how many attempts the window needs before the failure
 	// ratio can open the breaker. Default 20.
 	MinRequests uint32
-	// FailureRatio opens the breaker when this share of the window's
-	// attempts failed. Default 0.8: the breaker is for an ERP that is down;
-	// a brown-out is the retry budget's to absorb, and a breaker that
-	// opened at 50 % would refuse calls the ERP could still serve.
+	// FailureRatio opens the breaker when at least this share of the
+	// window's attempts failed. Default 0.9: a brown-out of 30 % is the
+	// retry budget's to absorb, and a breaker that opened under it would
+	// refuse calls the ERP could still serve.
 	FailureRatio float64
-	// ConsecutiveFailures opens the breaker after this many failures in a
-	// row, however few attempts the window holds. Default 10: under
-	// concurrent load a brown-out of 30 % gives runs of 5 now and then,
-	// and those must not shut the service off.
-	ConsecutiveFailures uint32
 }
 
 func (s BreakerSettings) withDefaults() BreakerSettings {
@@ -40,19 +44,71 @@ func (s BreakerSettings) withDefaults() BreakerSettings {
 		s.OpenFor = 5 * time.Second
 	}
 	if s.Window <= 0 {
-		s.Window = 10 * time.Second
+		s.Window = time.Second
 	}
 	if s.MinRequests == 0 {
 		s.MinRequests = 20
 	}
 	if s.FailureRatio <= 0 || s.FailureRatio > 1 {
-		s.FailureRatio = 0.8
-	}
-	if s.ConsecutiveFailures == 0 {
-		s.ConsecutiveFailures = 10
+		s.FailureRatio = 0.9
 	}
 	return s
 }
+
+// windowBuckets is how many buckets a breaker's window has.
+const windowBuckets = 10
+
+// window counts a breaker's attempts and failures over the last Window on
+// the runner's clock, in buckets: gobreaker's own rolling counts read the
+// wall clock, which tests cannot move.
+type window struct {
+	mu     sync.Mutex
+	bucket time.Duration
+	slots  [windowBuckets]struct {
+		at           int64 // the bucket's number since the epoch
+		calls, fails uint32
+	}
+}
+
+// record counts an attempt that ended at now.
+func (w *window) record(now time.Time, failed bool) {
+	at := now.UnixNano() / int64(w.bucket)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	s := &w.slots[at%windowBuckets]
+	if s.at != at {
+		s.at, s.calls, s.fails = at, 0, 0
+	}
+	s.calls++
+	if failed {
+		s.fails++
+	}
+}
+
+// counts returns the attempts and failures of the window ending at now.
+func (w *window) counts(now time.Time) (calls, fails uint32) {
+	at := now.UnixNano() / int64(w.bucket)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, s := range w.slots {
+		if s.at > at-windowBuckets && s.at <= at {
+			calls += s.calls
+			fails += s.fails
+		}
+	}
+	return calls, fails
+}
+
+func (w *window) clear() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i := range w.slots {
+		w.slots[i].calls, w.slots[i].fails = 0, 0
+	}
+}
+
+// errPanicked is what the breaker counts for an attempt that panicked.
+var errPanicked = errors.New("attempt panicked")
 
 // excluded marks an attempt the breaker must not count: the caller went
 // away, which says nothing about the ERP.
@@ -71,7 +127,9 @@ func (e answered) Unwrap() error { return e.err }
 // breaker is one service's gobreaker with the time it opened, so a refused
 // call can say when the next probe goes through.
 type breaker struct {
-	cb       *gobreaker.CircuitBreaker[struct{}]
+	cb       *gobreaker.TwoStepCircuitBreaker[struct{}]
+	window   *window
+	now      func() time.Time
 	openFor  time.Duration
 	openedAt atomic.Int64 // unix nanoseconds
 	disabled bool
@@ -96,23 +154,25 @@ func (bs *breakers) get(svc Service) *breaker {
 		return b
 	}
 	s := bs.settings
-	b := &breaker{openFor: s.OpenFor, disabled: s.Disabled}
-	b.cb = gobreaker.NewCircuitBreaker[struct{}](gobreaker.Settings{
-		Name:         string(svc),
-		MaxRequests:  1,
-		Interval:     s.Window,
-		BucketPeriod: s.Window / 10,
-		Timeout:      s.OpenFor,
-		ReadyToTrip: func(c gobreaker.Counts) bool {
-			return c.ConsecutiveFailures >= s.ConsecutiveFailures ||
-				(c.Requests >= s.MinRequests && float64(c.TotalFailures) >= s.FailureRatio*float64(c.Requests))
+	b := &breaker{openFor: s.OpenFor, disabled: s.Disabled, now: bs.now,
+		window: &window{bucket: max(s.Window/windowBuckets, time.Microsecond)}}
+	b.cb = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+		Name:        string(svc),
+		MaxRequests: 1,
+		Timeout:     s.OpenFor,
+		// Called under the breaker's lock after a failed attempt in the
+		// closed state; the window has counted it already.
+		ReadyToTrip: func(gobreaker.Counts) bool {
+			calls, fails := b.window.counts(bs.now())
+			return calls >= s.MinRequests && float64(fails) >= s.FailureRatio*float64(calls)
 		},
-		// Runs under the breaker's lock: record the time and tell metrics,
-		// nothing more.
+		// Runs under the breaker's lock: record the time, start a fresh
+		// window and tell metrics, nothing more.
 		OnStateChange: func(_ string, from, to gobreaker.State) {
 			if to == gobreaker.StateOpen {
 				b.openedAt.Store(bs.now().UnixNano())
 			}
+			b.window.clear()
 			bs.obs.BreakerState(svc, from.String(), to.String())
 		},
 		// A business error is an answer: the service is working.
@@ -146,16 +206,31 @@ func (b *breaker) run(ctx context.Context, classify func(error, bool) Class, fn 
 	if b.disabled {
 		return fn()
 	}
-	_, err := b.cb.Execute(func() (struct{}, error) {
-		err := fn()
+	done, err := b.cb.Allow()
+	if err == nil {
+		// A panic still ends the attempt, as a failure: a half-open
+		// breaker would wait for its probe forever.
+		finished := false
+		defer func() {
+			if !finished {
+				done(errPanicked)
+			}
+		}()
+		err = fn()
+		finished = true
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return struct{}{}, excluded{err}
+			err = excluded{err}
 		case err != nil && classify(err, false) == Permanent:
-			return struct{}{}, answered{err}
+			err = answered{err}
+			b.window.record(b.now(), false)
+		case err != nil:
+			b.window.record(b.now(), true)
+		default:
+			b.window.record(b.now(), false)
 		}
-		return struct{}{}, err
-	})
+		done(err)
+	}
 	var (
 		ex excluded
 		an answered

@@ -255,7 +255,7 @@ func TestAttemptTimeout(t *testing.T) {
 }
 
 func TestBreakerOpensAndFailsFast(t *testing.T) {
-	r, _, rec := newRunner(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 30 * time.Second, ConsecutiveFailures: 5}})
+	r, _, rec := newRunner(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 30 * time.Second, MinRequests: 5}})
 	for i := 0; i < 5; i++ {
 		fn, _ := script(unavailable())
 		_ = r.Do(context.Background(), read, fn)
@@ -281,8 +281,64 @@ func TestBreakerOpensAndFailsFast(t *testing.T) {
 	}
 }
 
+func (c *fakeClock) advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
+
+// drive makes one call every 10 ms on the clock for d, each failing when
+// fail says so for its number, and returns how many calls were made before
+// the breaker opened, -1 when it stayed closed.
+func drive(r *retry.Runner, clock *fakeClock, d time.Duration, fail func(i int) bool) int {
+	for i := 0; i < int(d/(10*time.Millisecond)); i++ {
+		clock.advance(10 * time.Millisecond)
+		_ = r.Do(context.Background(), read, func(context.Context) error {
+			if fail(i) {
+				return unavailable()
+			}
+			return nil
+		})
+		if r.BreakerStates()["purchase_order"] == "open" {
+			return i + 1
+		}
+	}
+	return -1
+}
+
+// TestBreakerOpensOnAnOutageOnly: the breaker opens within 2 s of the ERP
+// going down after a busy healthy spell, and not before nine in ten of the
+// window's calls failed; a brown-out's failures, even in runs of ten, and a
+// failure share of 85 % leave it closed.
+func TestBreakerOpensOnAnOutageOnly(t *testing.T) {
+	r, clock, _ := newRunner(retry.Policy{MaxAttempts: 1})
+	if n := drive(r, clock, 10*time.Second, func(int) bool { return false }); n != -1 {
+		t.Fatalf("breaker opened after %d healthy calls", n)
+	}
+	n := drive(r, clock, 10*time.Second, func(int) bool { return true })
+	// 100 calls a second, a window of one second: 90 of its 100 calls have
+	// failed after 0.9 s.
+	if n < 0 || time.Duration(n)*10*time.Millisecond > 2*time.Second {
+		t.Fatalf("outage: breaker opened after %d calls (%v), want within 2s", n, time.Duration(n)*10*time.Millisecond)
+	}
+	if n < 85 {
+		t.Errorf("outage: breaker opened after %d calls, before 90 %% of the window failed", n)
+	}
+
+	for _, tc := range []struct {
+		name string
+		fail func(i int) bool
+	}{
+		{"30 % in runs of 10", func(i int) bool { return i%33 < 10 }},
+		{"20 % in runs of 10", func(i int) bool { return i%50 < 10 }},
+		{"85 % spread", func(i int) bool { return i%20 < 17 }},
+	} {
+		r, clock, _ := newRunner(retry.Policy{MaxAttempts: 1})
+		drive(r, clock, 5*time.Second, func(int) bool { return false })
+		if n := drive(r, clock, 60*time.Second, tc.fail); n != -1 {
+			t.Errorf("%s: breaker opened after %d calls, want closed", tc.name, n)
+		}
+	}
+}
+
 func TestBreakerHalfOpenProbeCloses(t *testing.T) {
-	r := retry.New(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 20 * time.Millisecond, ConsecutiveFailures: 5}}, nil)
+	r := retry.New(retry.Policy{MaxAttempts: 1, Breaker: retry.BreakerSettings{OpenFor: 20 * time.Millisecond, MinRequests: 5}}, nil)
 	for i := 0; i < 5; i++ {
 		_ = r.Do(context.Background(), read, func(context.Context) error { return unavailable() })
 	}
@@ -441,7 +497,7 @@ func equal(a, b []time.Duration) bool {
 }
 
 func TestNoRetryIntoAnOpenBreaker(t *testing.T) {
-	r, clock, rec := newRunner(retry.Policy{Breaker: retry.BreakerSettings{ConsecutiveFailures: 1, OpenFor: time.Minute}})
+	r, clock, rec := newRunner(retry.Policy{Breaker: retry.BreakerSettings{MinRequests: 1, OpenFor: time.Minute}})
 	fn, n := script(unavailable(), unavailable())
 	err := r.Do(context.Background(), read, fn)
 	var up *retry.Error

@@ -153,7 +153,7 @@ var settings = []setting{
 		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.MaxInterval = d })},
 	{"breaker-open-for", "ERPGATE_BREAKER_OPEN_FOR", "5s", "how long an ERP service's circuit breaker stays open before a probe",
 		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.Breaker.OpenFor = d })},
-	{"retry-budget", "ERPGATE_RETRY_BUDGET", "0.1", "retries allowed per ERP call in the long run, per service (token bucket; 0 turns the budget off)",
+	{"retry-budget", "ERPGATE_RETRY_BUDGET", "0.23", "retries allowed per ERP call in the long run, per service (token bucket; 0 turns the budget off)",
 		parseRetryBudget},
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)",
 		addrSetting("127.0.0.1:8090 or 127.0.0.1:0", func(c *config, v string) { c.simAddr = v })},

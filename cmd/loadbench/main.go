@@ -21,9 +21,17 @@
 // column and says so. Run it from the repository: it builds erpgate with
 // the go command unless -erpgate names a binary.
 //
+// loadbench brownout runs another bench: the gateway, with its simulated
+// ERP in process, under brown-outs of 10, 20 and 30 % transient failures
+// (503 at once or after 50 ms) with 20, 50 and 200 concurrent callers, and
+// an outage. It prints, per cell, the calls, the share answered 200,
+// whether the circuit breaker opened, the ERP attempts per call and a
+// PASS or MISS against the goals.
+//
 // Usage:
 //
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
+//	loadbench brownout [-cell 4s] [-seed 1]
 package main
 
 import (

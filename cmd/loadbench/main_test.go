@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 // erpgateBin is built once for every test run of the bench.
@@ -82,7 +83,8 @@ func TestRunWithoutNginx(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-c", "0"}, {"-share", "2"}, {"-conns", "0"}, {"extra"}, {"-nope"}} {
+	for _, args := range [][]string{{"-c", "0"}, {"-share", "2"}, {"-conns", "0"}, {"extra"}, {"-nope"},
+		{"brownout", "-cell", "0s"}, {"brownout", "extra"}, {"brownout", "-nope"}} {
 		err := run(context.Background(), args, io.Discard, io.Discard)
 		if !errors.Is(err, errUsage) {
 			t.Errorf("%q: got %v, want a usage error", args, err)
@@ -241,4 +243,41 @@ func isDuration(s string) bool {
 		}
 	}
 	return false
+}
+
+// TestBrownoutCell runs one small cell of the brown-out grid: 20 callers,
+// a fifth of the ERP's reads failing. The breaker must stay closed and the
+// retry budget keep the ERP's attempts at most 1.25 per call; those are
+// counts, so they hold on any machine.
+func TestBrownoutCell(t *testing.T) {
+	r, err := runCell(context.Background(), cell{rate: 0.2, callers: 20, length: time.Second, minCalls: 1000, seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d calls, %.2f %% answered 200, amplification %.3f, %d retries, %d refused by the budget",
+		r.calls, 100*r.okShare(), r.amplification(), r.retries, r.denied)
+	if r.calls < 1000 {
+		t.Errorf("%d calls, want at least 1000", r.calls)
+	}
+	if r.opens != 0 {
+		t.Errorf("breaker opened %d times, want closed", r.opens)
+	}
+	if a := r.amplification(); a > maxAmplification {
+		t.Errorf("amplification %.3f, want at most %.2f", a, maxAmplification)
+	}
+	// The 503s came back and were retried: the cell tested something.
+	if r.retries == 0 {
+		t.Errorf("no retries: the ERP did not fail")
+	}
+}
+
+// TestBrownoutOutage: with every read failing the breaker opens.
+func TestBrownoutOutage(t *testing.T) {
+	r, err := runCell(context.Background(), cell{rate: 1, callers: 20, length: 300 * time.Millisecond, seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.opens == 0 || r.ok != 0 {
+		t.Errorf("outage: breaker opened %d times, %d of %d calls 200; want it open and no 200", r.opens, r.ok, r.calls)
+	}
 }

@@ -19,7 +19,7 @@ import (
 
 // The goals the gateway is held to.
 const (
-	goalAmplification = 1.2
+	goalAmplification = 1.25
 	goalFastFailP99   = time.Millisecond
 	goalDetection     = 3 * time.Second
 	// goalScenario is the scenario whose amplification the goal bounds.
@@ -39,8 +39,8 @@ func printHeader(w io.Writer, cfg config) {
 		cfg.n, poID, cfg.c, cfg.cap, cfg.seed)
 	fmt.Fprintf(w, "erpgate   retry defaults but attempt timeout %s: %d attempts, backoff %s-%s x%g full jitter, call timeout %s;\n",
 		p.AttemptTimeout, p.MaxAttempts, p.InitialInterval, p.MaxInterval, p.Multiplier, p.CallTimeout)
-	fmt.Fprintf(w, "          breaker opens at %d failures in a row or %g of >=%d attempts in %s, for %s; budget %g, +%g per call, -%g per retry\n",
-		p.Breaker.ConsecutiveFailures, p.Breaker.FailureRatio, p.Breaker.MinRequests, p.Breaker.Window, p.Breaker.OpenFor,
+	fmt.Fprintf(w, "          breaker opens at %g of >=%d attempts in %s, for %s; budget %g, +%g per call, -%g per retry\n",
+		p.Breaker.FailureRatio, p.Breaker.MinRequests, p.Breaker.Window, p.Breaker.OpenFor,
 		p.Budget.Capacity, p.Budget.Deposit, p.Budget.Cost)
 	fmt.Fprintf(w, "naive     go-retryablehttp defaults straight to the ERP: %d retries, waits %s-%s\n", nc.RetryMax, nc.RetryWaitMin, nc.RetryWaitMax)
 	fmt.Fprintf(w, "t0        brown-outs: fault injected before the first request; outage: after %d healthy requests per client (not counted)\n", cfg.warmup)

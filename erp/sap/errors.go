@@ -76,16 +76,25 @@ func transientStatus(status int, p parsedError) bool {
 	return false
 }
 
+// MaxRetryAfter is the longest wait a Retry-After hint is taken for: a
+// longer one, in seconds or as a date, is cut to it, so that the agent
+// holds the invoice for a day at most and checks again.
+const MaxRetryAfter = 24 * time.Hour
+
 // parseRetryAfter reads a Retry-After header given in seconds or as an HTTP
-// date; it returns 0 when the header is absent, invalid or in the past.
+// date, at most MaxRetryAfter; it returns 0 when the header is absent,
+// invalid or in the past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 || s > int64(24*time.Hour/time.Second) {
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil || errors.Is(err, strconv.ErrRange) {
+		switch {
+		case s <= 0:
 			return 0
+		case s > int64(MaxRetryAfter/time.Second):
+			return MaxRetryAfter
 		}
 		return time.Duration(s) * time.Second
 	}
@@ -93,9 +102,8 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	if err != nil {
 		return 0
 	}
-	// A date further off than a day is as unusable as such a number.
-	if d := t.Sub(now); d > 0 && d <= 24*time.Hour {
-		return d
+	if d := t.Sub(now); d > 0 {
+		return min(d, MaxRetryAfter)
 	}
 	return 0
 }

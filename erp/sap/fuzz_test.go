@@ -16,9 +16,8 @@ import (
 )
 
 // maxRetryAfter is the longest wait an ERP answer may ask for; a longer one
-// is not a hint the gateway should pass on (parseRetryAfter ignores more
-// than a day given in seconds).
-const maxRetryAfter = 24 * time.Hour
+// is cut to it.
+const maxRetryAfter = MaxRetryAfter
 
 func FuzzParseError(f *testing.F) {
 	for _, body := range []string{v2Array, v2Object, v2Single, v4, v4NoSeverity, fault, html, ``, `null`, `{}`,

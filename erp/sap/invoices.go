@@ -30,25 +30,16 @@ func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
 			param{"$expand", invoiceExpand}),
 		keys: map[string]string{"invoice_id": id},
 	}
-	list, err := fetchList(ctx, c, r, wireInvoice.toDomain)
+	// An answer about another invoice than the one asked for is the ERP's
+	// fault, never the invoice (see otherDocument).
+	list, err := fetchList(ctx, c, r, invoiceOf(id))
 	if err != nil {
 		return erp.Invoice{}, err
 	}
 	if len(list) == 0 {
 		return erp.Invoice{}, &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id}
 	}
-	// An answer about another invoice than the one asked for is the ERP's
-	// fault, never the invoice: taken for it, an approval or a posting
-	// would go to the wrong document.
-	other := list[0].ID
-	asked := slices.DeleteFunc(list, func(inv erp.Invoice) bool { return inv.ID != id })
-	if len(asked) == 0 {
-		return erp.Invoice{}, r.upstream(http.StatusOK, func(up *erp.UpstreamError) {
-			up.Text = "answer about another invoice"
-			up.Err = fmt.Errorf("the answer is about invoice %q, not %q", other, id)
-		})
-	}
-	return slices.MaxFunc(asked, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
+	return slices.MaxFunc(list, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
 }
 
 // InvoicesBySupplierRef returns the invoices the supplier sent under its own
@@ -275,7 +266,12 @@ func (c *Client) invoiceHeader(ctx context.Context, id, fy string) (erp.Invoice,
 		keys:     map[string]string{"invoice_id": id},
 		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id},
 	}
-	return fetchEntity(ctx, c, r, wireInvoice.toDomain)
+	return fetchEntity(ctx, c, r, func(w wireInvoice) (erp.Invoice, error) {
+		if err := errors.Join(asked("invoice", w.SupplierInvoice, id), askedIfSet("fiscal year", w.FiscalYear, fy)); err != nil {
+			return erp.Invoice{}, err
+		}
+		return w.toDomain()
+	})
 }
 
 // invoiceKey is the escaped path segment of one A_SupplierInvoice, keyed

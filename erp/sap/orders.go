@@ -2,6 +2,7 @@ package sap
 
 import (
 	"context"
+	"errors"
 	"net/http"
 
 	"github.com/erpgate/erpgate/erp"
@@ -18,7 +19,7 @@ func (c *Client) PurchaseOrder(ctx context.Context, id string) (erp.PurchaseOrde
 		keys:     map[string]string{"po_id": id},
 		notFound: &erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: id},
 	}
-	return fetchEntity(ctx, c, r, wirePurchaseOrder.toDomain)
+	return fetchEntity(ctx, c, r, purchaseOrderOf(id))
 }
 
 // GoodsReceipts returns the uncancelled goods receipts (movement type 101)
@@ -39,6 +40,10 @@ func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.
 	items, err := fetchList(ctx, c, r, func(w wireMaterialDocumentItem) (*erp.GoodsReceipt, error) {
 		// The filter already asks for this; a server that ignores part of
 		// it must not make a reversal count as a receipt.
+		if err := errors.Join(asked("purchase order", w.PurchaseOrder, poID),
+			asked("purchase order item", itemNumber(w.PurchaseOrderItem), itemNumber(poItem))); err != nil {
+			return nil, err
+		}
 		if w.GoodsMovementIsCancelled || (w.GoodsMovementType != "" && w.GoodsMovementType != "101") {
 			return nil, nil
 		}

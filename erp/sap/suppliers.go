@@ -2,6 +2,7 @@ package sap
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strconv"
 	"strings"
@@ -29,16 +30,22 @@ func (c *Client) Supplier(ctx context.Context, id string) (erp.Supplier, error) 
 		keys: map[string]string{"supplier_id": id},
 	}
 	now := time.Now()
-	list, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (erp.Supplier, error) { return w.toDomain(now) })
+	// A partner of another supplier is the ERP's fault, not an unknown
+	// supplier (see otherDocument).
+	list, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (erp.Supplier, error) {
+		s, err := w.toDomain(now)
+		if err == nil {
+			err = errors.Join(askedIfSet("supplier", w.Supplier, id), asked("supplier", s.ID, id))
+		}
+		return s, err
+	})
 	if err != nil {
 		return erp.Supplier{}, err
 	}
-	for _, s := range list {
-		if s.ID == id {
-			return s, nil
-		}
+	if len(list) == 0 {
+		return erp.Supplier{}, &erp.NotFoundError{Entity: erp.EntitySupplier, ID: id}
 	}
-	return erp.Supplier{}, &erp.NotFoundError{Entity: erp.EntitySupplier, ID: id}
+	return list[0], nil
 }
 
 // SearchSuppliers returns at most limit suppliers whose business partner's

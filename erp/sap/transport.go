@@ -131,7 +131,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 		if decode != nil {
 			if err := decode(resp.Header, data); err != nil {
-				out = r.malformed(resp.StatusCode, err)
+				up := r.malformed(resp.StatusCode, err)
+				up.Text = answerText(err)
+				out = up
 			}
 		}
 	case resp.StatusCode == http.StatusNotFound && r.notFound != nil && !serviceMissing(data):

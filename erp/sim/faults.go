@@ -106,6 +106,9 @@ type FaultRule struct {
 	// 'x' and excludes Probability.
 	Schedule string `json:"schedule,omitempty"`
 	// DelayMS is how long FaultHang waits; zero means DefaultHangDelay.
+	// For the other kinds it is how long the fault takes before it
+	// answers (or drops the connection), as an ERP that fails slowly does;
+	// zero answers at once.
 	DelayMS int `json:"delay_ms,omitempty"`
 	// IncludeFetch lets the rule affect CSRF token fetches and $metadata
 	// reads too.
@@ -491,6 +494,16 @@ func (s *Server) matchFaultLocked(svc erp.Service, method, sub string, fetch boo
 // injectFault applies rule to the request and reports whether it answered
 // (or dropped) it; false means the request is to be served normally.
 func (s *Server) injectFault(w http.ResponseWriter, r *http.Request, svc *service, sub string, rule FaultRule) bool {
+	if rule.Kind != FaultHang && rule.DelayMS > 0 {
+		t := time.NewTimer(time.Duration(rule.DelayMS) * time.Millisecond)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-r.Context().Done():
+			dropConnection(w, false)
+			return true
+		}
+	}
 	switch rule.Kind {
 	case FaultStatus:
 		resp := s.errorResponse(svc, statusFault(rule.Status))

@@ -104,6 +104,24 @@ func TestFaultHang(t *testing.T) {
 	}
 }
 
+// TestFaultSlowStatus: a status fault with delay_ms answers its 503 only
+// after the delay, as an ERP that fails slowly does.
+func TestFaultSlowStatus(t *testing.T) {
+	e := newEnv(t, sim.Options{})
+	e.admin(http.MethodPost, "/sim/admin/faults", map[string]any{"service": "*", "status": 503, "delay_ms": 50})
+	start := time.Now()
+	r := e.get(supplierPath)
+	if took := time.Since(start); took < 50*time.Millisecond {
+		t.Errorf("slow 503: answered after %v, want at least 50ms", took)
+	}
+	if r.status != http.StatusServiceUnavailable {
+		t.Errorf("slow 503: got %d, want 503", r.status)
+	}
+	if r := e.get(supplierPath); r.status != http.StatusOK {
+		t.Errorf("after the fault: got %d, want 200", r.status)
+	}
+}
+
 func TestFaultLostWrite(t *testing.T) {
 	e := newEnv(t, sim.Options{})
 	e.token(invSrv)
