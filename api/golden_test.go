@@ -246,3 +246,35 @@ func countPostings(l sim.Ledger, invoice string) int {
 	}
 	return n
 }
+
+// TestRefusalsAreNotKeptUnderAKey shows that a key's answer is kept only
+// when the call wrote or settled something: a post refused while its
+// approval is pending posts with the same key and arguments once a person
+// approved, and a body refused for a misspelt field is accepted with the
+// same key once it is fixed. A success is then replayed.
+func TestRefusalsAreNotKeptUnderAKey(t *testing.T) {
+	s := newStack(t)
+	appr := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+		"justification": "Supplier raised the unit price by 8 % under the 2026 price list; accept the variance."}).json(t)
+	id := appr["approval_id"].(string)
+	body := map[string]any{"approval_id": id}
+	wantError(t, s.do("POST", "/invoices/5105600102/post", body, "Idempotency-Key: post-102"), 409, "APPROVAL_MISSING", "hold_and_recheck")
+	s.decide(id, "approve", "m.keller")
+	r := s.do("POST", "/invoices/5105600102/post", body, "Idempotency-Key: post-102")
+	if r.status != 200 || r.header.Get("Idempotent-Replayed") != "" || r.json(t)["status"] != "posted" {
+		t.Fatalf("post after the approval, same key: %d replayed=%q %s", r.status, r.header.Get("Idempotent-Replayed"), r.body)
+	}
+	again := s.do("POST", "/invoices/5105600102/post", body, "Idempotency-Key: post-102")
+	if string(again.body) != string(r.body) || again.header.Get("Idempotent-Replayed") != "true" {
+		t.Errorf("the success is not replayed: %d replayed=%q %s", again.status, again.header.Get("Idempotent-Replayed"), again.body)
+	}
+
+	wantError(t, s.do("POST", "/invoices/5105600105/hold", map[string]any{"REASON": "waiting for goods"}, "Idempotency-Key: hold-105"),
+		400, "INVALID_REQUEST", "fix_input_and_retry")
+	if r := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "waiting for goods"}, "Idempotency-Key: hold-105"); r.status != 200 {
+		t.Errorf("fixed hold, same key: %d %s, want 200", r.status, r.body)
+	}
+	if n := s.counts(); n.holds != 1 {
+		t.Errorf("records %+v, want 1 hold", n)
+	}
+}

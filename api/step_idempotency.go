@@ -4,7 +4,6 @@ import (
 	"errors"
 
 	"github.com/erpgate/erpgate/api/refusal"
-	"github.com/erpgate/erpgate/errmap"
 )
 
 // idempotency gives a write its digest and, when the call sends an
@@ -73,12 +72,15 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 			claim.release()
 			return resp
 		}
-		// A 5xx is not kept: the same key may try again. A record the call
-		// created is found again by its dedupe key, and a posting is settled
-		// by reading the invoice, so the second try does not write twice.
-		// Nor is an answer that only says another call was in flight: it
-		// is no answer of this call's.
-		keep := resp.status < 500 && resp.code != string(errmap.WriteInProgress)
+		// Only an answer that wrote or settled something (2xx) is kept. A
+		// refusal changed nothing, and what it depends on may change: a post
+		// refused with APPROVAL_MISSING must post with the same key once the
+		// approval is given, and a body refused for a misspelt field must be
+		// accepted with the same key once it is fixed. A 5xx is not kept
+		// either: the same key may try again. A record the call created is
+		// found again by its dedupe key, and a posting is settled by reading
+		// the invoice, so the second try does not write twice.
+		keep := resp.status >= 200 && resp.status < 300
 		if err := claim.complete(resp, keep); err != nil {
 			s.log.ErrorContext(r.Context(), "idempotency key answer not kept", "request_id", RequestIDFromContext(r.Context()),
 				"operation", o.name, "error", err)
