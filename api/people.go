@@ -177,7 +177,7 @@ func handleGetAudit(a auditReader) operationFunc {
 		for _, e := range list {
 			out.Entries = append(out.Entries, auditEntry{ID: e.ID, At: dateTime(e.At), Client: e.Client,
 				Operation: e.Operation, InvoiceID: e.InvoiceID, ArgsDigest: e.ArgsDigest, ApprovalID: e.ApprovalID,
-				Document: e.Document, Outcome: e.Outcome, RequestID: e.RequestID})
+				Document: e.Document, Outcome: e.Outcome, RequestID: e.RequestID, Note: e.Note})
 		}
 		return out, nil
 	}

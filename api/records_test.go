@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/erp/records"
@@ -223,5 +224,31 @@ func TestReadyReportsTheStore(t *testing.T) {
 	d := wantError(t, r, 500, "INTERNAL", "stop_and_escalate")
 	if d["reason"] != "records_unavailable" || strings.Contains(string(r.body), "10.0.0.7") {
 		t.Errorf("readyz with the database down: %s", r.body)
+	}
+}
+
+// TestAuditShowsTheDecision checks that a person's decision is in the
+// invoice's audit trail, with the approval it decided, and that a note on
+// an audit row is returned.
+func TestAuditShowsTheDecision(t *testing.T) {
+	store, _ := recordstest.SQLite(t)
+	s := newStack(t, withOptions(func(o *api.Options) { o.Records = store }))
+	r := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+		"justification": "Supplier cites a raw-material surcharge."})
+	id := r.json(t)["approval_id"].(string)
+	s.decide(id, "approve", "m.keller")
+	if err := store.AppendAudit(context.Background(), records.AuditEntry{At: time.Now(), Client: "m.keller",
+		Operation: "resolve_handover", InvoiceID: "5105600102", Outcome: "OK", RequestID: "req-note", Note: "Paid after the call."}); err != nil {
+		t.Fatal(err)
+	}
+	entries := s.do("GET", "/audit?invoice_id=5105600102", nil).json(t)["entries"].([]any)
+	var decided, noted bool
+	for _, e := range entries {
+		m := e.(map[string]any)
+		decided = decided || m["operation"] == "decide_approval" && m["approval_id"] == id && m["client"] == "anonymous"
+		noted = noted || m["note"] == "Paid after the call."
+	}
+	if !decided || !noted {
+		t.Errorf("audit of 5105600102 (decision %v, note %v): %v", decided, noted, entries)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/go-chi/chi/v5"
+
 	"github.com/erpgate/erpgate/erp/records"
 )
 
@@ -45,6 +47,15 @@ func (s *Server) audit(r *http.Request, o operation, invoiceID, digest string, v
 		ArgsDigest: digest, Outcome: resp.code, RequestID: RequestIDFromContext(r.Context())}
 	if a, ok := v.(audited); ok && resp.status < 400 {
 		e.ApprovalID, e.Document = a.audited()
+	}
+	// A decision is about the approval in its path, and through it about
+	// an invoice: the row names both, so that the invoice's audit trail
+	// shows who approved it.
+	if e.ApprovalID == "" && resp.status < 400 {
+		e.ApprovalID = chi.URLParam(r, "approval_id")
+	}
+	if a, ok := v.(approvalResponse); ok && e.InvoiceID == "" {
+		e.InvoiceID = a.InvoiceID
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
 	defer cancel()

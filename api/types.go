@@ -219,6 +219,7 @@ type auditEntry struct {
 	Document   string `json:"document,omitempty"`
 	Outcome    string `json:"outcome"`
 	RequestID  string `json:"request_id"`
+	Note       string `json:"note,omitempty"`
 }
 
 // postRequest is the body of post_invoice.
