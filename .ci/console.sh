@@ -23,21 +23,7 @@ AXE=axe-core@4.14.1
 
 # shellcheck source=lib.sh
 source .ci/lib.sh
-tmp=$(mktemp -d)
-cleanup() {
-  stop_gateway
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "console.sh: FAIL: $*" >&2
-  if [ -f "$tmp/erpgate.log" ]; then
-    echo "--- erpgate log (last 30 lines)" >&2
-    tail -30 "$tmp/erpgate.log" >&2
-  fi
-  exit 1
-}
+scratch console.sh
 
 if [ ! -x /usr/bin/chromium ]; then
   echo "--- console: apt-get install chromium"

@@ -1,5 +1,6 @@
 # Shared by the CI scripts that run a gateway; sourced, not run. The caller
-# sets $tmp, a directory it removes on exit, and calls stop_gateway then.
+# calls scratch NAME first (or sets $tmp, a directory it removes on exit,
+# and calls stop_gateway then).
 
 gw_pid=""
 gw_url=""    # the gateway's base URL, http://127.0.0.1:PORT
@@ -80,4 +81,23 @@ stop_gateway() {
     kill "$gw_pid" 2>/dev/null || true
     wait "$gw_pid" 2>/dev/null || true
   fi
+}
+
+# scratch NAME makes $tmp, a scratch directory that goes, with the gateway,
+# when the script exits, and names the script for fail.
+scratch() {
+  ci_name=$1
+  tmp=$(mktemp -d)
+  trap 'stop_gateway; rm -rf "$tmp"' EXIT
+}
+
+# fail MESSAGE says the check failed, shows the end of the gateway's log
+# and exits 1.
+fail() {
+  echo "${ci_name:-ci}: FAIL: $*" >&2
+  if [ -f "$tmp/erpgate.log" ]; then
+    echo "--- erpgate log (last 30 lines)" >&2
+    tail -30 "$tmp/erpgate.log" >&2
+  fi
+  exit 1
 }

@@ -18,21 +18,7 @@ EXPECTED=.ci/mcp-suite-expected-failures.txt
 
 # shellcheck source=lib.sh
 source .ci/lib.sh
-tmp=$(mktemp -d)
-cleanup() {
-  stop_gateway
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "mcp-suite.sh: FAIL: $*" >&2
-  if [ -f "$tmp/erpgate.log" ]; then
-    echo "--- erpgate log (last 30 lines)" >&2
-    tail -30 "$tmp/erpgate.log" >&2
-  fi
-  exit 1
-}
+scratch mcp-suite.sh
 
 [ -f "$EXPECTED" ] || fail "$EXPECTED missing"
 

@@ -36,21 +36,7 @@ GENERATOR_FIELDS=code,message,retryable,next_action
 
 # shellcheck source=lib.sh
 source .ci/lib.sh
-tmp=$(mktemp -d)
-cleanup() {
-  stop_gateway
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-fail() {
-  echo "mcp.sh: FAIL: $*" >&2
-  if [ -f "$tmp/erpgate.log" ]; then
-    echo "--- erpgate log (last 30 lines)" >&2
-    tail -30 "$tmp/erpgate.log" >&2
-  fi
-  exit 1
-}
+scratch mcp.sh
 
 echo "--- mcp: build"
 go build -o "$tmp/erpgate" ./cmd/erpgate
