@@ -275,7 +275,7 @@ func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
 // that is already posted is not posted again: its posting is returned with
 // AlreadyPosted set.
 func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key string) (Posting, Approval, error) {
-	inv, err := p.client.Invoice(ctx, invoiceID)
+	inv, err := p.readForWrite(ctx, invoiceID)
 	if err != nil {
 		return Posting{}, Approval{}, err
 	}
@@ -311,4 +311,19 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
 	return posting, appr, err
+}
+
+// invoiceForWriter is a Client whose read of an invoice can bring along
+// what a write to it needs from the ERP first (SAP: the CSRF token), so
+// that the write makes no call of its own for it.
+type invoiceForWriter interface {
+	InvoiceForWrite(ctx context.Context, id string) (Invoice, error)
+}
+
+// readForWrite reads the invoice a write follows.
+func (p *Process) readForWrite(ctx context.Context, id string) (Invoice, error) {
+	if c, ok := p.client.(invoiceForWriter); ok {
+		return c.InvoiceForWrite(ctx, id)
+	}
+	return p.client.Invoice(ctx, id)
 }

@@ -148,7 +148,8 @@ func roundTrips(calls []sim.Call) int {
 }
 
 // writeTrips is how many round trips of the calls hold the write's part:
-// a CSRF fetch, a write, or a read after the first write.
+// a CSRF fetch of its own, a write, or a read after the first write. A
+// token fetched on a read the write needs anyway costs no trip of its own.
 func writeTrips(calls []sim.Call) int {
 	cs := slices.Clone(calls)
 	sort.Slice(cs, func(i, j int) bool { return cs[i].Start.Before(cs[j].Start) })
@@ -158,7 +159,7 @@ func writeTrips(calls []sim.Call) int {
 		if c.Method == http.MethodPost {
 			wrote = true
 		}
-		if c.Fetch || c.Method == http.MethodPost || wrote {
+		if isFetch(c) || wrote {
 			part = append(part, c)
 		}
 	}
@@ -179,6 +180,9 @@ func repeatedReads(calls []sim.Call) []string {
 	}
 	return out
 }
+
+// isFetch reports whether the call only fetches a CSRF token.
+func isFetch(c sim.Call) bool { return c.Fetch && !c.Read() }
 
 // latencyRule delays every OData call, CSRF fetches included, by d.
 func latencyRule(d time.Duration) sim.FaultRule {
@@ -381,7 +385,7 @@ func runSequential(ctx context.Context, latency time.Duration, flows []flowResul
 		start := time.Now()
 		for _, c := range sortedCalls(f.calls()) {
 			switch {
-			case c.Fetch:
+			case isFetch(c):
 				// Made before the write below, as every write needs.
 			case c.Method == http.MethodPost:
 				root, _, _ := strings.Cut(c.URI, "/"+c.Path)

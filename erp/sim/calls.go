@@ -33,11 +33,11 @@ type Call struct {
 	End   time.Time `json:"end"`
 }
 
-// Read reports whether the call reads data: a GET or HEAD that is neither a
-// CSRF fetch of the service root nor a $metadata read.
+// Read reports whether the call reads data: a GET or HEAD of neither the
+// service root nor its $metadata. A read may fetch a CSRF token too.
 func (c Call) Read() bool {
 	return (c.Method == http.MethodGet || c.Method == http.MethodHead) &&
-		!c.Fetch && !isServiceRoot(c.Path) && c.Path != "$metadata"
+		!isServiceRoot(c.Path) && c.Path != "$metadata"
 }
 
 // Key is the call's method, path and query: two reads with the same Key
