@@ -153,18 +153,30 @@ func (p *Process) ThreeWayMatch(ctx context.Context, invoiceID string) (MatchRes
 
 // GoodsReceipt returns the PO item and its uncancelled receipts. A
 // goods-receipt-based item without receipts is a *GRMissingError.
+//
+// The order and the receipts are read at once, one ERP round trip, and
+// judged in that order, so the result and the error are those of the reads
+// made one after the other: a receipt read for an order or item that
+// turns out not to exist is ignored, failure included.
 func (p *Process) GoodsReceipt(ctx context.Context, poID, item string) (POItem, []GoodsReceipt, error) {
-	po, err := p.client.PurchaseOrder(ctx, poID)
-	if err != nil {
-		return POItem{}, nil, err
+	var (
+		g                  readGroup
+		po                 PurchaseOrder
+		receipts           []GoodsReceipt
+		poErr, receiptsErr error
+	)
+	g.Go(func() { po, poErr = p.client.PurchaseOrder(ctx, poID) })
+	g.Go(func() { receipts, receiptsErr = p.client.GoodsReceipts(ctx, poID, item) })
+	g.Wait()
+	if poErr != nil {
+		return POItem{}, nil, poErr
 	}
 	it, ok := po.Item(item)
 	if !ok {
 		return POItem{}, nil, &NotFoundError{Entity: EntityPOItem, ID: poID, Item: item}
 	}
-	receipts, err := p.client.GoodsReceipts(ctx, poID, item)
-	if err != nil {
-		return POItem{}, nil, err
+	if receiptsErr != nil {
+		return POItem{}, nil, receiptsErr
 	}
 	if awaitsReceipt(it, receipts) {
 		return POItem{}, nil, &GRMissingError{POID: poID, Item: item}
@@ -275,7 +287,7 @@ func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
 // that is already posted is not posted again: its posting is returned with
 // AlreadyPosted set.
 func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key string) (Posting, Approval, error) {
-	inv, err := p.client.Invoice(ctx, invoiceID)
+	inv, err := p.readForWrite(ctx, invoiceID)
 	if err != nil {
 		return Posting{}, Approval{}, err
 	}
@@ -311,4 +323,19 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
 	return posting, appr, err
+}
+
+// invoiceForWriter is a Client whose read of an invoice can bring along
+// what a write to it needs from the ERP first (SAP: the CSRF token), so
+// that the write makes no call of its own for it.
+type invoiceForWriter interface {
+	InvoiceForWrite(ctx context.Context, id string) (Invoice, error)
+}
+
+// readForWrite reads the invoice a write follows.
+func (p *Process) readForWrite(ctx context.Context, id string) (Invoice, error) {
+	if c, ok := p.client.(invoiceForWriter); ok {
+		return c.InvoiceForWrite(ctx, id)
+	}
+	return p.client.Invoice(ctx, id)
 }

@@ -28,10 +28,18 @@
 // whether the circuit breaker opened, the ERP attempts per call and a
 // PASS or MISS against the goals.
 //
+// loadbench invoice decides the two golden invoices, the clean one and
+// the one over tolerance that a person approves, through erpgate with
+// every OData call of its simulated ERP taking -latency, and beside it a
+// client that makes the same OData calls itself one after the other. It
+// prints, per invoice and step, the ERP calls, the sequential round trips
+// and the wall time, and a PASS or MISS against the goals.
+//
 // Usage:
 //
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
 //	loadbench brownout [-cell 4s] [-seed 1]
+//	loadbench invoice [-latency 50ms] [-rounds 3]
 package main
 
 import (

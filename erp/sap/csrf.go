@@ -97,11 +97,10 @@ func (c *Client) csrfToken(ctx context.Context, svc erp.Service, keys map[string
 
 	var st csrfState
 	_, err := c.do(ctx, r, func(h http.Header, _ []byte) error {
-		tok := strings.TrimSpace(h.Get("X-CSRF-Token"))
-		if tok == "" || strings.EqualFold(tok, "Required") || strings.EqualFold(tok, "Fetch") {
+		var ok bool
+		if st, ok = tokenState(h); !ok {
 			return errors.New("no X-CSRF-Token in the fetch response")
 		}
-		st = csrfState{token: tok, cookies: (&http.Response{Header: h}).Cookies()}
 		return nil
 	})
 	if err != nil {
@@ -109,6 +108,16 @@ func (c *Client) csrfToken(ctx context.Context, svc erp.Service, keys map[string
 	}
 	e.set(st)
 	return st, nil
+}
+
+// tokenState is the CSRF token an answer to X-CSRF-Token: Fetch carries,
+// with the session cookies it set; false when it carries none.
+func tokenState(h http.Header) (csrfState, bool) {
+	tok := strings.TrimSpace(h.Get("X-CSRF-Token"))
+	if tok == "" || strings.EqualFold(tok, "Required") || strings.EqualFold(tok, "Fetch") {
+		return csrfState{}, false
+	}
+	return csrfState{token: tok, cookies: (&http.Response{Header: h}).Cookies()}, true
 }
 
 // write sends a state-changing request with the service's CSRF token. When

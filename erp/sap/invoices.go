@@ -22,7 +22,14 @@ const invoiceExpand = "to_SuplrInvcItemPurOrdRef"
 // or a *erp.NotFoundError. It filters by id, so the fiscal year need not be
 // known; should the id exist in several fiscal years, the latest wins.
 func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
-	r := request{
+	// An answer about another invoice than the one asked for is the ERP's
+	// fault, never the invoice (see otherDocument).
+	list, err := fetchList(ctx, c, c.invoiceRequest(id), invoiceOf(id))
+	return latestInvoice(id, list, err)
+}
+
+func (c *Client) invoiceRequest(id string) request {
+	return request{
 		call:   retry.Call{Service: erp.ServiceSupplierInvoice, Operation: "read invoice"},
 		method: http.MethodGet,
 		url: c.url(erp.ServiceSupplierInvoice, "A_SupplierInvoice",
@@ -30,9 +37,10 @@ func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
 			param{"$expand", invoiceExpand}),
 		keys: map[string]string{"invoice_id": id},
 	}
-	// An answer about another invoice than the one asked for is the ERP's
-	// fault, never the invoice (see otherDocument).
-	list, err := fetchList(ctx, c, r, invoiceOf(id))
+}
+
+// latestInvoice is Invoice's answer from the invoices read under id.
+func latestInvoice(id string, list []erp.Invoice, err error) (erp.Invoice, error) {
 	if err != nil {
 		return erp.Invoice{}, err
 	}
@@ -40,6 +48,76 @@ func (c *Client) Invoice(ctx context.Context, id string) (erp.Invoice, error) {
 		return erp.Invoice{}, &erp.NotFoundError{Entity: erp.EntityInvoice, ID: id}
 	}
 	return slices.MaxFunc(list, func(a, b erp.Invoice) int { return cmp.Compare(a.FiscalYear, b.FiscalYear) }), nil
+}
+
+// InvoiceForWrite is Invoice for a caller that writes to the invoice next.
+// When no CSRF token of the supplier invoice service is cached, the read
+// asks for one (X-CSRF-Token: Fetch, which SAP answers on any GET of the
+// service) and caches what comes back, so that the write that follows
+// needs no fetch of its own: one ERP round trip fewer. A read that brings
+// no token back leaves the write to fetch one, as without this read.
+func (c *Client) InvoiceForWrite(ctx context.Context, id string) (erp.Invoice, error) {
+	e := c.csrf.entry(erp.ServiceSupplierInvoice)
+	if e.get().token != "" {
+		return c.Invoice(ctx, id)
+	}
+	// Another call fetching a token now is one fetch enough: read plainly.
+	select {
+	case e.fetching <- struct{}{}:
+	default:
+		return c.Invoice(ctx, id)
+	}
+	defer func() { <-e.fetching }()
+	if e.get().token != "" {
+		return c.Invoice(ctx, id)
+	}
+	r := c.invoiceRequest(id)
+	r.header = http.Header{"X-Csrf-Token": {"Fetch"}}
+	conv := invoiceOf(id)
+	var (
+		list []erp.Invoice
+		next string
+		st   csrfState
+	)
+	_, err := c.do(ctx, r, func(h http.Header, body []byte) error {
+		page, link, err := decodePage[wireInvoice](body)
+		if err != nil {
+			return err
+		}
+		got := make([]erp.Invoice, 0, len(page))
+		for _, w := range page {
+			inv, err := conv(w)
+			if err != nil {
+				return err
+			}
+			got = append(got, inv)
+		}
+		list, next = got, link
+		st, _ = tokenState(h)
+		return nil
+	})
+	if err != nil {
+		return erp.Invoice{}, err
+	}
+	if st.token != "" {
+		e.set(st)
+	}
+	if next != "" {
+		// The rest of a list served in pages is read as Invoice reads it.
+		u, err := c.nextPage(r.call.Service, r.url, next)
+		if err != nil {
+			up := r.malformed(http.StatusOK, err)
+			up.Attempts = 1
+			return erp.Invoice{}, up
+		}
+		r.url, r.header = u, nil
+		rest, err := fetchList(ctx, c, r, conv)
+		if err != nil {
+			return erp.Invoice{}, err
+		}
+		list = append(list, rest...)
+	}
+	return latestInvoice(id, list, nil)
 }
 
 // InvoicesBySupplierRef returns the invoices the supplier sent under its own

@@ -28,6 +28,12 @@ func (s *Server) serveOData(w http.ResponseWriter, r *http.Request) {
 		s.errorResponse(nil, e).write(w)
 		return
 	}
+	if s.opts.RecordCalls {
+		sw := &statusWriter{ResponseWriter: w}
+		done := s.record(r, svc.id, sub)
+		defer func() { done(sw.status) }()
+		w = sw
+	}
 	// A read of the service itself, its root (the CSRF fetch) or its
 	// $metadata, is spared by faults that do not include fetches: faults
 	// are for the calls the gateway makes about invoices, not for the

@@ -52,6 +52,9 @@ type Options struct {
 	// ($skiptoken), as SAP's gateway pages. Zero means DefaultPageSize; a
 	// negative value turns paging off.
 	PageSize int
+	// RecordCalls keeps a log of the OData calls answered, read by Calls;
+	// off, Calls returns none and a request costs nothing more.
+	RecordCalls bool
 }
 
 // DefaultPageSize is the page size of collection reads when Options leaves

@@ -36,6 +36,9 @@ type Server struct {
 	sessions map[string]string   // session id -> CSRF token; "" when expired
 	repeats  map[string]response // Repeatability-Request-ID -> first answer
 	faults   []*activeFault
+
+	callsMu sync.Mutex
+	calls   []Call // see Calls
 }
 
 // New returns a Server seeded with the golden set. It panics when opts name
