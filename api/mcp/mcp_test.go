@@ -32,12 +32,12 @@ import (
 // stack is the gateway over real HTTP with its MCP endpoint beside the REST
 // routes: MCP client → /mcp → api → erp/sap → erp/sim.
 type stack struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	doc *openapi3.T
 }
 
-func newStack(t *testing.T, opts ...func(*api.Options)) *stack {
+func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
 	t.Helper()
 	simSrv := httptest.NewServer(sim.New(sim.Options{}))
 	t.Cleanup(simSrv.Close)

@@ -30,9 +30,9 @@ import (
 
 // Names of the paths in the MCP table.
 const (
-	pathREST   = "REST GET /invoices/{id}"
-	pathMCP    = "/mcp tools/call"
-	pathBridge = "bridge tools/call"
+	pathREST   = "REST"   // GET /invoices/{id}
+	pathMCP    = "/mcp"   // tools/call get_invoice on the gateway
+	pathBridge = "bridge" // tools/call through mcpBridge to REST
 )
 
 // mcpBridge is the OpenAPI-to-MCP bridge the bench puts in front of the
@@ -657,12 +657,13 @@ func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNot
 		}
 		share := "n/a"
 		if rest > 0 {
-			share = fmt.Sprintf("%.0f %%", 100*p.rps()/rest)
+			share = fmt.Sprintf("%.0f%%", 100*p.rps()/rest)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\n", p.name, p.calls, p.answered, p.failed,
 			p.rps(), dur(p.quantile(0.5)), dur(p.quantile(0.99)), cpu, share)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "REST: GET /invoices/{id}; /mcp: tools/call get_invoice on the gateway's /mcp; bridge: tools/call through "+mcpBridge+" (Streamable HTTP) to REST")
 	fmt.Fprintln(w, "CPU/call: erpgate's CPU time per call; on the bridge row the bridge's and erpgate's together")
 	for _, p := range paths {
 		if p.failed > 0 {
