@@ -35,6 +35,7 @@ type stack struct {
 	t   testing.TB
 	url string
 	doc *openapi3.T
+	mcp *mcp.Server
 }
 
 func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
@@ -71,7 +72,7 @@ func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
 	mux.Handle("/", rest)
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
-	return &stack{t: t, url: gw.URL, doc: doc}
+	return &stack{t: t, url: gw.URL, doc: doc, mcp: m}
 }
 
 // headerTransport adds fixed headers to every request.
