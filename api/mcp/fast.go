@@ -56,13 +56,13 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if !ok {
 		return restore()
 	}
-	res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr)
+	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
 		// words it.
 		return restore()
 	}
-	out, err := encodeResponse(id, res)
+	out, err := encodeResponse(id, status, res)
 	if err != nil {
 		return restore()
 	}
@@ -106,19 +106,34 @@ func (s *Server) directCall(body []byte) (t *tool, id jsontext.Value, args json.
 	return t, msg["id"], json.RawMessage(a), true
 }
 
-// encodeResponse writes the JSON-RPC answer as the SDK writes it.
-func encodeResponse(id jsontext.Value, res *sdk.CallToolResult) ([]byte, error) {
-	var buf bytes.Buffer
+// encodeResponse writes the JSON-RPC answer with the tool result of the
+// REST answer (see result) as the SDK writes it: encoding/json with HTML
+// escaping for the result, the structured content compacted.
+func encodeResponse(id jsontext.Value, status int, body []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 2*len(body)+128))
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
-	buf.WriteString(`,"result":`)
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(res); err != nil {
+	buf.WriteString(`,"result":{"content":[{"type":"text","text":`)
+	enc := json.NewEncoder(buf)
+	if err := enc.Encode(string(bytes.TrimSuffix(body, []byte("\n")))); err != nil {
 		return nil, err
 	}
 	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	buf.WriteByte('}')
+	buf.WriteString("}]")
+	if status >= 400 {
+		buf.WriteString(`,"isError":true}}`)
+		return buf.Bytes(), nil
+	}
+	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
+		at := buf.Len()
+		buf.WriteString(`,"structuredContent":`)
+		if enc.Encode(json.RawMessage(obj)) == nil {
+			buf.Truncate(buf.Len() - 1)
+		} else {
+			buf.Truncate(at) // not JSON: no structured content
+		}
+	}
+	buf.WriteString("}}")
 	return buf.Bytes(), nil
 }
 

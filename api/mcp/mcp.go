@@ -154,27 +154,33 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		return s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader))
+		status, body, err := s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader))
+		if err != nil {
+			return nil, err
+		}
+		return result(status, body), nil
 	}
 }
 
 // call serves one call of t with the raw arguments, for a client whose
-// MCP request had header and came from remote.
-func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string) (*sdk.CallToolResult, error) {
+// MCP request had header and came from remote, and returns the REST
+// answer's status and body (or those of the refusal of arguments REST
+// cannot check); an error is a protocol error.
+func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string) (int, []byte, error) {
 	hreq, invalid, err := t.request(ctx, args, header, remote)
 	if err != nil {
 		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
-		return nil, err
+		return 0, nil, err
 	}
 	if invalid != nil {
 		// The arguments break the input schema where REST cannot see
 		// it: the same five fields as a REST refusal, as a result.
 		s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
-		return result(invalid.Status, invalid.FitHead().Marshal()), nil
+		return invalid.Status, invalid.FitHead().Marshal(), nil
 	}
 	rec := &recorder{header: http.Header{}}
 	s.api.ServeHTTP(rec, hreq)
-	return result(rec.code(), rec.body.Bytes()), nil
+	return rec.code(), rec.body.Bytes(), nil
 }
 
 // cacheScopePrivate is the cacheScope of a result only the requesting
