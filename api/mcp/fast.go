@@ -18,8 +18,8 @@ import (
 // The direct path: a POST that is one tools/call of a known tool, in a
 // protocol version whose transport the SDK serves without a session, is
 // answered here, with the bytes the SDK's stateless JSON answer has, and
-// without the SDK's per-request session (a connection, three decodes of
-// the body, goroutines, its log lines). Every other request, and any call
+// without the SDK's per-request session (a connection, goroutines, several
+// decodes of the body, its log lines). Every other request, and any call
 // this path is not sure of, goes to the SDK unchanged.
 
 // directVersions are the MCP-Protocol-Version values of the direct path:
