@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -48,7 +49,7 @@ type Server struct {
 	tools map[string]*tool // by name
 	// sdkOnly sends every request to the SDK, the direct path's
 	// reference.
-	sdkOnly bool
+	sdkOnly atomic.Bool
 	server  *sdk.Server
 	handler http.Handler
 	// auth is set when credentials are configured: no operation is
@@ -118,7 +119,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 			errmap.Write(w, errmap.Map(refusal.Unauthenticated{}))
 			return
 		}
-		if !s.sdkOnly && s.direct(w, r) {
+		if !s.sdkOnly.Load() && s.direct(w, r) {
 			return
 		}
 		// The tool handler sees only the request's headers; the peer
