@@ -48,7 +48,7 @@ func invalidParams(tool, format string, a ...any) error {
 // request builds the REST request of a call: the contract's method and
 // path with the path arguments filled in, the query arguments, and a JSON
 // body of the body arguments.
-func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header) (*http.Request, *errmap.Error, error) {
+func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
 	args, invalid, err := t.parse(raw)
 	if err != nil || invalid != nil {
 		return nil, invalid, err
@@ -114,7 +114,7 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 			req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
 		}
 	}
-	req.RemoteAddr = header.Get(remoteAddrHeader)
+	req.RemoteAddr = remote
 	return req, nil, nil
 }
 

@@ -11,10 +11,12 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -42,8 +44,12 @@ type Options struct {
 
 // Server serves the contract's operations as MCP tools.
 type Server struct {
-	api     http.Handler
-	log     *slog.Logger
+	api   http.Handler
+	log   *slog.Logger
+	tools map[string]*tool // by name
+	// sdkOnly sends every request to the SDK, the direct path's
+	// reference.
+	sdkOnly atomic.Bool
 	server  *sdk.Server
 	handler http.Handler
 	// auth is set when credentials are configured: no operation is
@@ -70,7 +76,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{api: api, log: opts.Logger}
+	s := &Server{api: api, log: opts.Logger, tools: map[string]*tool{}}
 	var instructions string
 	if doc.Info != nil {
 		instructions = doc.Info.Description
@@ -83,6 +89,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		})
 	for _, t := range tools {
 		s.server.AddTool(t.def, s.handle(t))
+		s.tools[t.name] = t
 	}
 	// With credentials configured, a caller without any may call no
 	// operation: the MCP endpoint then asks for credentials over HTTP, and
@@ -110,6 +117,9 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 			// five-field body of every refusal.
 			w.Header().Set("WWW-Authenticate", `Bearer realm="erpgate"`)
 			errmap.Write(w, errmap.Map(refusal.Unauthenticated{}))
+			return
+		}
+		if !s.sdkOnly.Load() && s.direct(w, r) {
 			return
 		}
 		// The tool handler sees only the request's headers; the peer
@@ -145,21 +155,33 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		hreq, invalid, err := t.request(ctx, req.Params.Arguments, header)
+		status, body, err := s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader))
 		if err != nil {
-			s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
 			return nil, err
 		}
-		if invalid != nil {
-			// The arguments break the input schema where REST cannot see
-			// it: the same five fields as a REST refusal, as a result.
-			s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
-			return result(invalid.Status, invalid.FitHead().Marshal()), nil
-		}
-		rec := &recorder{header: http.Header{}}
-		s.api.ServeHTTP(rec, hreq)
-		return result(rec.code(), rec.body.Bytes()), nil
+		return result(status, body), nil
 	}
+}
+
+// call serves one call of t with the raw arguments, for a client whose
+// MCP request had header and came from remote, and returns the REST
+// answer's status and body (or those of the refusal of arguments REST
+// cannot check); an error is a protocol error.
+func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string) (int, []byte, error) {
+	hreq, invalid, err := t.request(ctx, args, header, remote)
+	if err != nil {
+		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
+		return 0, nil, err
+	}
+	if invalid != nil {
+		// The arguments break the input schema where REST cannot see
+		// it: the same five fields as a REST refusal, as a result.
+		s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
+		return invalid.Status, invalid.FitHead().Marshal(), nil
+	}
+	rec := &recorder{header: http.Header{}}
+	s.api.ServeHTTP(rec, hreq)
+	return rec.code(), rec.body.Bytes(), nil
 }
 
 // cacheScopePrivate is the cacheScope of a result only the requesting

@@ -32,12 +32,13 @@ import (
 // stack is the gateway over real HTTP with its MCP endpoint beside the REST
 // routes: MCP client → /mcp → api → erp/sap → erp/sim.
 type stack struct {
-	t   *testing.T
+	t   testing.TB
 	url string
 	doc *openapi3.T
+	mcp *mcp.Server
 }
 
-func newStack(t *testing.T, opts ...func(*api.Options)) *stack {
+func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
 	t.Helper()
 	simSrv := httptest.NewServer(sim.New(sim.Options{}))
 	t.Cleanup(simSrv.Close)
@@ -71,7 +72,7 @@ func newStack(t *testing.T, opts ...func(*api.Options)) *stack {
 	mux.Handle("/", rest)
 	gw := httptest.NewServer(mux)
 	t.Cleanup(gw.Close)
-	return &stack{t: t, url: gw.URL, doc: doc}
+	return &stack{t: t, url: gw.URL, doc: doc, mcp: m}
 }
 
 // headerTransport adds fixed headers to every request.

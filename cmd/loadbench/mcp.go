@@ -1,0 +1,686 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"text/tabwriter"
+	"time"
+)
+
+// The MCP bench: get_invoice over REST, as tools/call on the gateway's
+// /mcp, and as tools/call through an OpenAPI-to-MCP bridge in front of the
+// gateway's REST API, each a closed loop of the same concurrency for the
+// same time, in rounds over the paths.
+
+// Names of the paths in the MCP table.
+const (
+	pathREST   = "REST"   // GET /invoices/{id}
+	pathMCP    = "/mcp"   // tools/call get_invoice on the gateway
+	pathBridge = "bridge" // tools/call through mcpBridge to REST
+)
+
+// mcpBridge is the OpenAPI-to-MCP bridge the bench puts in front of the
+// gateway, as .ci/mcp.sh installs it.
+const mcpBridge = "@ivotoby/openapi-mcp-server@1.16.1"
+
+// MCP goal: /mcp's throughput as a share of REST's in the same run, and
+// the published anchor of one MCP gateway pod (IBM ContextForge).
+const (
+	goalMCPShare = 0.8
+	anchorLow    = 250
+	anchorHigh   = 400
+)
+
+// mcpProtocol is the protocol version the bench's clients ask for.
+const mcpProtocol = "2025-06-18"
+
+// Defaults of the mcp command line.
+const (
+	defaultMCPConcurrency = 32
+	defaultMCPLength      = 8 * time.Second
+	defaultMCPRounds      = 2
+)
+
+type mcpConfig struct {
+	concurrency int
+	length      time.Duration // per path, over all rounds, warm-ups included
+	rounds      int
+	erpgate     string // erpgate binary; "" builds one
+	bridge      string // "off", "npm" (install mcpBridge) or the bridge's binary
+}
+
+func parseMCP(args []string, stderr io.Writer) (mcpConfig, error) {
+	fs := flag.NewFlagSet("loadbench mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg mcpConfig
+	fs.IntVar(&cfg.concurrency, "c", defaultMCPConcurrency, "concurrent calls of each path's closed loop")
+	fs.DurationVar(&cfg.length, "d", defaultMCPLength, "time each path is driven, over all rounds, its 10 % warm-up per round included")
+	fs.IntVar(&cfg.rounds, "rounds", defaultMCPRounds, "turns over the paths, so that load from elsewhere falls on all alike")
+	fs.StringVar(&cfg.erpgate, "erpgate", "", "erpgate binary (default: built from this repository with go build)")
+	fs.StringVar(&cfg.bridge, "bridge", "npm", "the bridge's command: npm installs "+mcpBridge+" with npm; off leaves the bridge out")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return mcpConfig{}, err
+		}
+		return mcpConfig{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	switch {
+	case fs.NArg() > 0:
+		fmt.Fprintf(stderr, "loadbench mcp: unexpected arguments %q\n", fs.Args())
+	case cfg.concurrency < 1:
+		fmt.Fprintln(stderr, "loadbench mcp: -c must be at least 1")
+	case cfg.rounds < 1:
+		fmt.Fprintln(stderr, "loadbench mcp: -rounds must be at least 1")
+	case cfg.length <= 0:
+		fmt.Fprintln(stderr, "loadbench mcp: -d must be positive")
+	case cfg.bridge == "":
+		fmt.Fprintln(stderr, "loadbench mcp: -bridge must be npm, off or a command")
+	default:
+		return cfg, nil
+	}
+	return mcpConfig{}, errUsage
+}
+
+// caller makes one call of a path; a worker's caller keeps what its client
+// keeps between calls (an MCP session).
+type caller func(ctx context.Context) error
+
+// mcpPath is one way of reading an invoice.
+type mcpPath struct {
+	name string
+	// start sets a worker's client up (initialize, for MCP) and returns its
+	// caller.
+	// caller and what ends it.
+	start func(ctx context.Context) (caller, func(), error)
+	procs []*child // whose CPU time counts
+	tr    *http.Transport
+	// results
+	calls, answered, failed int64
+	firstErr                string
+	elapsed                 time.Duration
+	lat                     []time.Duration
+	cpu                     time.Duration
+	cpuKnown                bool
+}
+
+func (p *mcpPath) rps() float64 {
+	if p.elapsed <= 0 {
+		return 0
+	}
+	return float64(p.answered-p.failed) / p.elapsed.Seconds()
+}
+
+func (p *mcpPath) quantile(q float64) time.Duration {
+	return stats{lat: p.lat}.quantile(q)
+}
+
+// drive runs the closed loop of n workers on p for d and adds what it
+// measured after the first tenth to p.
+func (p *mcpPath) drive(ctx context.Context, n int, d time.Duration) error {
+	callers := make([]caller, n)
+	for i := range callers {
+		c, done, err := p.start(ctx)
+		if err != nil {
+			return fmt.Errorf("%s: set up client %d: %w", p.name, i+1, err)
+		}
+		defer done()
+		callers[i] = c
+	}
+	var cpu0 time.Duration
+	cpuOK := true
+	for _, c := range p.procs {
+		t, err := cpuTime(c.pid(), true)
+		cpuOK = cpuOK && err == nil
+		cpu0 += t
+	}
+	start := time.Now()
+	from, end := start.Add(d/10), start.Add(d)
+	var (
+		mu                      sync.Mutex
+		lat                     []time.Duration
+		calls, answered, failed atomic.Int64
+		firstErr                string
+		wg                      sync.WaitGroup
+	)
+	for _, call := range callers {
+		wg.Go(func() {
+			var mine []time.Duration
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				if !t0.Before(end) {
+					break
+				}
+				counted := !t0.Before(from)
+				if counted {
+					calls.Add(1)
+				}
+				err := call(ctx)
+				t1 := time.Now()
+				if !counted {
+					continue
+				}
+				answered.Add(1)
+				mine = append(mine, t1.Sub(t0))
+				if err != nil {
+					failed.Add(1)
+					mu.Lock()
+					if firstErr == "" {
+						firstErr = err.Error()
+					}
+					mu.Unlock()
+				}
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(from)
+	var cpu1 time.Duration
+	for _, c := range p.procs {
+		t, err := cpuTime(c.pid(), true)
+		cpuOK = cpuOK && err == nil
+		cpu1 += t
+	}
+	p.calls += calls.Load()
+	p.answered += answered.Load()
+	p.failed += failed.Load()
+	if p.firstErr == "" {
+		p.firstErr = firstErr
+	}
+	p.elapsed += elapsed
+	p.lat = append(p.lat, lat...)
+	slices.Sort(p.lat)
+	if cpuOK && len(p.procs) > 0 {
+		p.cpu += cpu1 - cpu0
+		p.cpuKnown = true
+	}
+	return ctx.Err()
+}
+
+// cpuPerCall is the CPU time of p's processes per call, or 0 when unknown.
+func (p *mcpPath) cpuPerCall() time.Duration {
+	if !p.cpuKnown || p.answered == 0 {
+		return 0
+	}
+	// The warm-up's calls are not counted, its CPU time is: a tenth.
+	return time.Duration(float64(p.cpu) * 0.9 / float64(p.answered))
+}
+
+func newMCPTransport(conns int) *http.Transport {
+	return &http.Transport{MaxIdleConnsPerHost: conns, MaxIdleConns: conns,
+		IdleConnTimeout: time.Minute, DisableCompression: true}
+}
+
+// restPath reads the invoice with GET /invoices/{id}.
+func restPath(base string, tr *http.Transport) *mcpPath {
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	url := base + "/invoices/" + invoiceID
+	return &mcpPath{name: pathREST, tr: tr, start: func(context.Context) (caller, func(), error) {
+		return func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Accept", "application/json")
+			resp, err := client.Do(req)
+			if err != nil {
+				return err
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				return err
+			}
+			if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(invoiceID)) {
+				return fmt.Errorf("status %d: %.200s", resp.StatusCode, body)
+			}
+			return nil
+		}, func() {}, nil
+	}}
+}
+
+// mcpClient is one MCP client over Streamable HTTP: it initializes once,
+// keeps the session id the server gives (none from a stateless server),
+// and then calls the tool again and again, as an agent's client does.
+// When the server answers a request with 202 Accepted, as the bridge
+// does, the answer comes on the event stream the client opened with GET.
+type mcpClient struct {
+	client  *http.Client
+	url     string
+	session string
+	ids     *atomic.Int64 // shared by all clients of a server: the bridge keys answers by id alone
+	events  *bufio.Reader // the GET stream; nil when answers come on the POST
+}
+
+// post sends one JSON-RPC message and returns the JSON-RPC answer (the
+// body, or the first event of an event stream), nil for a notification.
+func (c *mcpClient) post(ctx context.Context, msg []byte) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcpProtocol)
+	if c.session != "" {
+		req.Header.Set("Mcp-Session-Id", c.session)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" {
+		c.session = s
+	}
+	switch {
+	case resp.StatusCode == http.StatusAccepted:
+		return nil, nil
+	case resp.StatusCode != http.StatusOK:
+		return nil, fmt.Errorf("status %d: %.200s", resp.StatusCode, body)
+	}
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for line := range bytes.Lines(body) {
+			if data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:")); ok {
+				return bytes.TrimSpace(data), nil
+			}
+		}
+		return nil, fmt.Errorf("an event stream without data: %.200s", body)
+	}
+	return body, nil
+}
+
+// request sends a JSON-RPC request and returns its result.
+func (c *mcpClient) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	id := c.ids.Add(1)
+	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.post(ctx, msg)
+	if err != nil {
+		return nil, err
+	}
+	if body == nil {
+		if body, err = c.event(id); err != nil {
+			return nil, fmt.Errorf("%s: %w", method, err)
+		}
+	}
+	var ans struct {
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &ans); err != nil {
+		return nil, fmt.Errorf("%s: %w: %.200s", method, err, body)
+	}
+	if ans.Error != nil {
+		return nil, fmt.Errorf("%s: JSON-RPC error %s", method, ans.Error.Message)
+	}
+	return ans.Result, nil
+}
+
+// event reads the event stream up to the answer to the request id.
+func (c *mcpClient) event(id int64) ([]byte, error) {
+	if c.events == nil {
+		return nil, errors.New("the request was accepted, and there is no event stream to answer it on")
+	}
+	for {
+		line, err := c.events.ReadBytes('\n')
+		if err != nil {
+			return nil, fmt.Errorf("event stream: %w", err)
+		}
+		data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+		if !ok {
+			continue
+		}
+		var m struct {
+			ID int64 `json:"id"`
+		}
+		if json.Unmarshal(data, &m) == nil && m.ID == id {
+			return bytes.TrimSpace(data), nil
+		}
+	}
+}
+
+// listen opens the session's event stream with GET, for a server that
+// answers on it, and returns what closes it.
+func (c *mcpClient) listen(ctx context.Context, tr *http.Transport) (func(), error) {
+	ctx, cancel := context.WithCancel(ctx)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", mcpProtocol)
+	req.Header.Set("Mcp-Session-Id", c.session)
+	type answer struct {
+		resp *http.Response
+		err  error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		resp, err := (&http.Client{Transport: tr}).Do(req)
+		answers <- answer{resp, err}
+	}()
+	// A server may send the stream's headers only with its first event:
+	// ping until one arrives (a ping answered before the stream was open
+	// is lost).
+	var resp *http.Response
+	for resp == nil {
+		id := c.ids.Add(1)
+		if _, err := c.post(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)); err != nil {
+			cancel()
+			return nil, err
+		}
+		select {
+		case a := <-answers:
+			if a.err != nil {
+				cancel()
+				return nil, a.err
+			}
+			resp = a.resp
+		case <-time.After(200 * time.Millisecond):
+		case <-ctx.Done():
+			cancel()
+			return nil, ctx.Err()
+		}
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		cancel()
+		return nil, fmt.Errorf("GET event stream: status %d", resp.StatusCode)
+	}
+	c.events = bufio.NewReader(resp.Body)
+	return func() {
+		cancel()
+		resp.Body.Close()
+	}, nil
+}
+
+// initialize opens the client's session.
+func (c *mcpClient) initialize(ctx context.Context) error {
+	if _, err := c.request(ctx, "initialize", map[string]any{"protocolVersion": mcpProtocol,
+		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "loadbench", "version": "1.0.0"}}); err != nil {
+		return err
+	}
+	_, err := c.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	return err
+}
+
+// toolCaller returns the caller of tools/call of tool with the invoice id.
+func (c *mcpClient) toolCaller(tool string) caller {
+	return func(ctx context.Context) error {
+		res, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"invoice_id": invoiceID}})
+		if err != nil {
+			return err
+		}
+		var r struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		}
+		if err := json.Unmarshal(res, &r); err != nil {
+			return err
+		}
+		if r.IsError || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, invoiceID) {
+			return fmt.Errorf("tools/call %s: an error or no invoice: %.200s", tool, res)
+		}
+		return nil
+	}
+}
+
+// toolMCPPath calls tool on the MCP endpoint at url; with stream, each
+// client takes its answers on an event stream of its own.
+func toolMCPPath(name, url, tool string, tr *http.Transport, stream bool) *mcpPath {
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	ids := &atomic.Int64{}
+	return &mcpPath{name: name, tr: tr, start: func(ctx context.Context) (caller, func(), error) {
+		c := &mcpClient{client: client, url: url, ids: ids}
+		if err := c.initialize(ctx); err != nil {
+			return nil, nil, err
+		}
+		done := func() {}
+		if stream {
+			var err error
+			if done, err = c.listen(ctx, tr); err != nil {
+				return nil, nil, err
+			}
+		}
+		return c.toolCaller(tool), done, nil
+	}}
+}
+
+// bridgeTool finds the bridge's tool of get_invoice: the one whose name,
+// in lower case and without separators, is or ends with getinvoice.
+func bridgeTool(ctx context.Context, url string, tr *http.Transport) (string, error) {
+	c := &mcpClient{client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, url: url, ids: &atomic.Int64{}}
+	if err := c.initialize(ctx); err != nil {
+		return "", err
+	}
+	res, err := c.request(ctx, "tools/list", map[string]any{})
+	if err != nil {
+		return "", err
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(res, &list); err != nil {
+		return "", err
+	}
+	var names []string
+	for _, t := range list.Tools {
+		n := strings.NewReplacer("_", "", "-", "", ".", "").Replace(strings.ToLower(t.Name))
+		if strings.HasSuffix(n, "getinvoice") {
+			return t.Name, nil
+		}
+		names = append(names, t.Name)
+	}
+	return "", fmt.Errorf("no get_invoice among the bridge's tools %q", names)
+}
+
+// startBridge installs the bridge (with -bridge npm) and runs it over
+// Streamable HTTP in front of the gateway at gwURL, as a user of the
+// bridge would, and returns it with its MCP endpoint.
+func startBridge(ctx context.Context, cfg mcpConfig, gwURL, dir string) (*child, string, error) {
+	bin := cfg.bridge
+	if bin == "npm" {
+		npm, err := exec.LookPath("npm")
+		if err != nil {
+			return nil, "", fmt.Errorf("npm not installed (Node.js with npm runs the bridge): %w", err)
+		}
+		prefix := filepath.Join(dir, "npm")
+		out, err := exec.CommandContext(ctx, npm, "install", "--no-save", "--no-audit", "--no-fund", "--loglevel=error",
+			"--prefix", prefix, mcpBridge).CombinedOutput()
+		if err != nil {
+			return nil, "", fmt.Errorf("npm install %s: %w\n%s", mcpBridge, err, out)
+		}
+		bin = filepath.Join(prefix, "node_modules", ".bin", "openapi-mcp-server")
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, "", err
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command(bin, "--transport", "http", "--host", host, "--port", port, "--path", "/mcp",
+		"--api-base-url", gwURL, "--openapi-spec", gwURL+"/openapi.json", "--verbose", "false")
+	logFile := filepath.Join(dir, "bridge.log")
+	cmd.Stdout = io.Discard
+	c, err := startChild("bridge", cmd, logFile)
+	if err != nil {
+		return nil, "", err
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-c.done:
+			return nil, "", fmt.Errorf("the bridge exited at start:\n%s", logTail(logFile))
+		default:
+		}
+		if conn, err := net.Dial("tcp", addr); err == nil {
+			conn.Close()
+			return c, "http://" + addr + "/mcp", nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.stop()
+	return nil, "", errors.New("the bridge did not listen within 30s")
+}
+
+// runMCP runs the MCP bench and prints its table and goals.
+func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseMCP(args, stderr)
+	if err != nil {
+		return err
+	}
+	m := readMachine()
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "loadbench mcp: "+format+"\n", a...) }
+	raiseOpenFiles()
+	dir, err := os.MkdirTemp("", "loadbench-mcp-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	progress("building erpsim")
+	simBin, err := buildERPSim(ctx, dir)
+	if err != nil {
+		return err
+	}
+	erp, err := startERPSim(simBin, dir)
+	if err != nil {
+		return fmt.Errorf("start the simulated ERP: %w", err)
+	}
+	defer erp.stop()
+	bin := cfg.erpgate
+	if bin == "" {
+		progress("building erpgate")
+		if bin, err = buildErpgate(ctx, dir); err != nil {
+			return err
+		}
+	}
+	gw, err := startErpgate(bin, erp.url, dir, "erpgate", false)
+	if err != nil {
+		return err
+	}
+	defer gw.stop()
+
+	conns := 2 * cfg.concurrency
+	rest := restPath(gw.url, newMCPTransport(conns))
+	rest.procs = []*child{gw}
+	native := toolMCPPath(pathMCP, gw.url+"/mcp", "get_invoice", newMCPTransport(conns), false)
+	native.procs = []*child{gw}
+	paths := []*mcpPath{rest, native}
+	var bridgeNote string
+	if cfg.bridge == "off" {
+		bridgeNote = "bridge left out (-bridge off)"
+	} else {
+		progress("starting %s in front of erpgate", mcpBridge)
+		br, url, err := startBridge(ctx, cfg, gw.url, dir)
+		if err != nil {
+			bridgeNote = fmt.Sprintf("no bridge row: %v", err)
+		} else {
+			defer br.stop()
+			tr := newMCPTransport(conns)
+			tool, err := bridgeTool(ctx, url, tr)
+			if err != nil {
+				return fmt.Errorf("bridge: %w", err)
+			}
+			// The bridge answers a tools/call POST with 202 and the
+			// result on the session's GET stream.
+			p := toolMCPPath(pathBridge, url, tool, tr, true)
+			p.procs = []*child{br, gw}
+			paths = append(paths, p)
+		}
+	}
+	defer func() {
+		for _, p := range paths {
+			p.tr.CloseIdleConnections()
+		}
+	}()
+
+	d := cfg.length / time.Duration(cfg.rounds)
+	for round := range cfg.rounds {
+		for _, p := range paths {
+			progress("round %d of %d: %s, %d concurrent, %s", round+1, cfg.rounds, p.name, cfg.concurrency, d)
+			if err := p.drive(ctx, cfg.concurrency, d); err != nil {
+				return err
+			}
+		}
+	}
+	printMCP(stdout, m, cfg, paths, bridgeNote)
+	return nil
+}
+
+func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNote string) {
+	fmt.Fprintf(w, "machine: nproc %d, %s, %s, GOMAXPROCS %d; load average %s at start, %s at end\n",
+		m.cpus, m.model, m.goVersion, runtime.GOMAXPROCS(0), m.load, loadAverage())
+	fmt.Fprintf(w, "get_invoice, closed loop of %d concurrent calls per path, %s per path in %d rounds (10 %% warm-up per round); MCP clients initialize once, then call\n",
+		cfg.concurrency, cfg.length, cfg.rounds)
+	if bridgeNote != "" {
+		fmt.Fprintln(w, bridgeNote)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "path\tcalls\tanswered\terrors\treq/s\tp50\tp99\tCPU/call\tof REST")
+	rest := paths[0].rps()
+	for _, p := range paths {
+		cpu := "n/a"
+		if c := p.cpuPerCall(); c > 0 {
+			cpu = dur(c)
+		}
+		share := "n/a"
+		if rest > 0 {
+			share = fmt.Sprintf("%.0f%%", 100*p.rps()/rest)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%s\t%s\t%s\t%s\n", p.name, p.calls, p.answered, p.failed,
+			p.rps(), dur(p.quantile(0.5)), dur(p.quantile(0.99)), cpu, share)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "REST: GET /invoices/{id}; /mcp: tools/call get_invoice on the gateway's /mcp; bridge: tools/call through "+mcpBridge+" (Streamable HTTP) to REST")
+	fmt.Fprintln(w, "CPU/call: erpgate's CPU time per call; on the bridge row the bridge's and erpgate's together")
+	for _, p := range paths {
+		if p.failed > 0 {
+			fmt.Fprintf(w, "%s: %d of %d calls failed, first: %s\n", p.name, p.failed, p.answered, p.firstErr)
+		}
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	native := paths[1]
+	share := 0.0
+	if rest > 0 {
+		share = native.rps() / rest
+	}
+	goal(tw, "/mcp req/s at least 80 % of REST's", fmt.Sprintf("%.0f %%", 100*share), verdict(share >= goalMCPShare && native.failed == 0))
+	goal(tw, fmt.Sprintf("/mcp req/s beside the anchor of %d-%d per pod", anchorLow, anchorHigh), fmt.Sprintf("%.0f/s, %.1fx the anchor's top", native.rps(), native.rps()/anchorHigh), verdict(native.rps() >= anchorLow && native.failed == 0))
+	if len(paths) > 2 {
+		br := paths[2]
+		fmt.Fprintf(tw, "figure\tthrough the bridge (%s)\t%.0f/s, %.0f %% of REST\t\n", mcpBridge, br.rps(), 100*br.rps()/max(rest, 1))
+	}
+	tw.Flush()
+}
