@@ -139,8 +139,10 @@ type breakers struct {
 	settings BreakerSettings
 	now      func() time.Time
 	obs      Observer
-	mu       sync.Mutex
-	m        map[Service]*breaker
+	// made holds the breakers made, for get to find without the lock.
+	made sync.Map // Service -> *breaker
+	mu   sync.Mutex
+	m    map[Service]*breaker
 }
 
 func newBreakers(s BreakerSettings, now func() time.Time, obs Observer) *breakers {
@@ -148,6 +150,9 @@ func newBreakers(s BreakerSettings, now func() time.Time, obs Observer) *breaker
 }
 
 func (bs *breakers) get(svc Service) *breaker {
+	if b, ok := bs.made.Load(svc); ok {
+		return b.(*breaker)
+	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if b, ok := bs.m[svc]; ok {
@@ -186,6 +191,7 @@ func (bs *breakers) get(svc Service) *breaker {
 		},
 	})
 	bs.m[svc] = b
+	bs.made.Store(svc, b)
 	return b
 }
 
