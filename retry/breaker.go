@@ -181,11 +181,20 @@ func (bs *breakers) get(svc Service) *breaker {
 			bs.obs.BreakerState(svc, from.String(), to.String())
 		},
 		// A business error is an answer: the service is working.
+		// Each returns before its errors.As target exists for a success:
+		// the target escapes, and made first it would be allocated for
+		// every attempt.
 		IsSuccessful: func(err error) bool {
+			if err == nil {
+				return true
+			}
 			var a answered
-			return err == nil || errors.As(err, &a)
+			return errors.As(err, &a)
 		},
 		IsExcluded: func(err error) bool {
+			if err == nil {
+				return false
+			}
 			var ex excluded
 			return errors.As(err, &ex) || errors.Is(err, context.Canceled)
 		},
@@ -236,6 +245,9 @@ func (b *breaker) run(ctx context.Context, classify func(error, bool) Class, fn 
 			b.window.record(b.now(), false)
 		}
 		done(err)
+	}
+	if err == nil {
+		return nil
 	}
 	var (
 		ex excluded
