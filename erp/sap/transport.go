@@ -40,6 +40,8 @@ type request struct {
 	csrfRequired *bool
 }
 
+var mediaJSON = []string{"application/json"}
+
 // reply is what a successful attempt got back besides the decoded body.
 type reply struct {
 	status int
@@ -83,9 +85,11 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up.Err = err
 		})
 	}
-	req.Header.Set("Accept", "application/json")
+	// Shared values: a request's header is only ever Set, never
+	// appended to in place.
+	req.Header["Accept"] = mediaJSON
 	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = mediaJSON
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
