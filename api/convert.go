@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/shopspring/decimal"
@@ -12,9 +13,104 @@ import (
 
 // Conversions from domain types to response types.
 
-func amount(d decimal.Decimal) string   { return d.StringFixed(2) }
-func quantity(d decimal.Decimal) string { return d.String() }
-func date(t time.Time) string           { return t.UTC().Format(time.DateOnly) }
+// amount is d.StringFixed(2), and quantity d.String(), each written
+// without math/big for a decimal whose coefficient fits an int64, as an
+// ERP's amounts and quantities do (TestDecimalTextIsTheLibrarys).
+func amount(d decimal.Decimal) string {
+	if v, ok := scaled(d, 2); ok {
+		return fixedPoint(v, 2, false)
+	}
+	return d.StringFixed(2)
+}
+
+func quantity(d decimal.Decimal) string {
+	if e := d.Exponent(); e <= 0 && e >= -18 && d.NumDigits() <= 18 {
+		return fixedPoint(d.CoefficientInt64(), int(-e), true)
+	}
+	return d.String()
+}
+
+// pow10 are the powers of ten an int64 holds.
+var pow10 = func() (p [19]int64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// scaled is d rounded to places decimals as decimal.Round rounds (the
+// digit after the last kept, half away from zero), times 10^places; ok is
+// false when that does not fit an int64 on this path.
+func scaled(d decimal.Decimal, places int32) (v int64, ok bool) {
+	e := d.Exponent()
+	n := int32(d.NumDigits())
+	if e > 0 || e < -18 || n > 18 {
+		return 0, false
+	}
+	c := d.CoefficientInt64()
+	switch {
+	case e == -places:
+		return c, true
+	case e > -places:
+		if n+places+e > 18 {
+			return 0, false
+		}
+		return c * pow10[places+e], true
+	}
+	q := c / pow10[-e-places-1]
+	if q < 0 {
+		q -= 5
+	} else {
+		q += 5
+	}
+	return q / 10, true
+}
+
+// fixedPoint writes v / 10^places with places decimals, or with its
+// trailing zeros (and a point left bare) dropped when trim is set, as
+// decimal.Decimal's String and StringFixed write it.
+func fixedPoint(v int64, places int, trim bool) string {
+	u := uint64(v)
+	if v < 0 {
+		u = -u
+	}
+	var digits [20]byte
+	ds := strconv.AppendUint(digits[:0], u, 10)
+	var out [48]byte
+	b := out[:0]
+	if v < 0 {
+		b = append(b, '-')
+	}
+	if places == 0 {
+		return string(append(b, ds...))
+	}
+	var intPart, frac []byte
+	zeros := 0
+	if len(ds) > places {
+		intPart, frac = ds[:len(ds)-places], ds[len(ds)-places:]
+	} else {
+		intPart, frac, zeros = []byte{'0'}, ds, places-len(ds)
+	}
+	if trim {
+		for len(frac) > 0 && frac[len(frac)-1] == '0' {
+			frac = frac[:len(frac)-1]
+		}
+		if len(frac) == 0 {
+			zeros = 0
+		}
+	}
+	b = append(b, intPart...)
+	if zeros+len(frac) > 0 {
+		b = append(b, '.')
+		for range zeros {
+			b = append(b, '0')
+		}
+		b = append(b, frac...)
+	}
+	return string(b)
+}
+func date(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
 func dateTime(t time.Time) string {
 	if t.IsZero() {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -23,15 +24,38 @@ import (
 
 // marshal encodes a success body without HTML escaping, so that ids and
 // amounts read the same to a person and to a model.
+// The body is encoded into a pooled buffer and copied out at its size, so
+// that a body costs one allocation instead of a buffer grown step by step.
 func marshal(v any) ([]byte, error) {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
+	e := encoders.Get().(*pooledEncoder)
+	defer func() {
+		if e.buf.Cap() <= maxPooledBody {
+			e.buf.Reset()
+			encoders.Put(e)
+		}
+	}()
+	if err := e.enc.Encode(v); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return bytes.Clone(e.buf.Bytes()), nil
 }
+
+// pooledEncoder is an encoder over its own buffer, kept for reuse.
+type pooledEncoder struct {
+	buf bytes.Buffer
+	enc *json.Encoder
+}
+
+// maxPooledBody is the largest buffer kept for reuse: a rare long list
+// does not pin its memory.
+const maxPooledBody = 64 << 10
+
+var encoders = sync.Pool{New: func() any {
+	e := &pooledEncoder{}
+	e.enc = json.NewEncoder(&e.buf)
+	e.enc.SetEscapeHTML(false)
+	return e
+}}
 
 // writeJSON sends an already encoded body.
 func writeJSON(w http.ResponseWriter, status int, body []byte) {

@@ -3,6 +3,7 @@ package api
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,32 @@ type Metrics struct {
 	handover *prometheus.CounterVec
 	holds    *prometheus.CounterVec
 	authFail *prometheus.CounterVec
+
+	// served and tried keep the collectors of each label combination the
+	// hot path has seen, so that a request finds them in one lookup
+	// instead of a label lookup per collector.
+	served sync.Map // servedKey -> *servedMetrics
+	tried  sync.Map // triedKey -> *triedMetrics
+}
+
+type servedKey struct {
+	operation, code string
+	status          int
+}
+
+type servedMetrics struct {
+	outcome, request prometheus.Counter
+	latency          prometheus.Observer
+}
+
+type triedKey struct {
+	service erp.Service
+	result  string
+}
+
+type triedMetrics struct {
+	attempt  prometheus.Counter
+	duration prometheus.Observer
 }
 
 // authFailReasons are the reasons of erpgate_auth_failures_total: no
@@ -167,8 +194,17 @@ func (m *Metrics) Handler() http.Handler {
 
 // Attempt counts one ERP attempt; it implements retry.Observer.
 func (m *Metrics) Attempt(service erp.Service, result string, d time.Duration) {
-	m.attempts.WithLabelValues(string(service), result).Inc()
-	m.attemptD.WithLabelValues(string(service)).Observe(d.Seconds())
+	key := triedKey{service, result}
+	v, ok := m.tried.Load(key)
+	if !ok {
+		v, _ = m.tried.LoadOrStore(key, &triedMetrics{
+			attempt:  m.attempts.WithLabelValues(string(service), result),
+			duration: m.attemptD.WithLabelValues(string(service)),
+		})
+	}
+	t := v.(*triedMetrics)
+	t.attempt.Inc()
+	t.duration.Observe(d.Seconds())
 }
 
 // Retry counts a retry of an ERP call; it implements retry.Observer.
@@ -221,7 +257,17 @@ func (m *Metrics) Rechecked(released bool) {
 func (m *Metrics) authFailed(reason string) { m.authFail.WithLabelValues(reason).Inc() }
 
 func (m *Metrics) observe(operation, code string, status int, d time.Duration) {
-	m.outcomes.WithLabelValues(operation, code).Inc()
-	m.requests.WithLabelValues(operation, strconv.Itoa(status)).Inc()
-	m.latency.WithLabelValues(operation).Observe(d.Seconds())
+	key := servedKey{operation, code, status}
+	v, ok := m.served.Load(key)
+	if !ok {
+		v, _ = m.served.LoadOrStore(key, &servedMetrics{
+			outcome: m.outcomes.WithLabelValues(operation, code),
+			request: m.requests.WithLabelValues(operation, strconv.Itoa(status)),
+			latency: m.latency.WithLabelValues(operation),
+		})
+	}
+	sm := v.(*servedMetrics)
+	sm.outcome.Inc()
+	sm.request.Inc()
+	sm.latency.Observe(d.Seconds())
 }

@@ -1,13 +1,13 @@
 package api
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"time"
@@ -21,29 +21,78 @@ import (
 	"github.com/erpgate/erpgate/openapi"
 )
 
-var headerIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+// headerIDPattern accepts a request or run id: 1 to 128 of
+// [A-Za-z0-9._:-], what the contract's pattern ^[A-Za-z0-9._:-]{1,128}$
+// allows, checked without a regular expression on every request.
+var headerIDPattern idPattern
+
+type idPattern struct{}
+
+// MatchString reports whether s is a well-formed id.
+func (idPattern) MatchString(s string) bool {
+	if len(s) == 0 || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == ':' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// requestContext is the context a request is served in below requestID:
+// its id, its run id and the access log's record, in one allocation with
+// the status recorder, and one copy of the request.
+type requestContext struct {
+	context.Context
+	// id and run are boxed once, not on every Value.
+	id, run any
+	rec     requestRecord
+	sw      statusRecorder
+}
+
+// Value answers the request's id, run id and record, and asks the parent
+// for anything else. A request without a run id leaves it to the parent,
+// as context.WithValue would.
+func (c *requestContext) Value(key any) any {
+	switch key {
+	case requestIDKey:
+		return c.id
+	case runIDKey:
+		if c.run != nil {
+			return c.run
+		}
+	case recordKey:
+		return &c.rec
+	}
+	return c.Context.Value(key)
+}
 
 // requestID accepts a well-formed X-Request-Id or makes one, echoes it on
 // the response, and does the same for X-Run-Id. Without a well-formed
 // X-Run-Id, Mcp-Param-Run-Id is the run id: the header MCP clients mirror
-// from the run_id argument (x-mcp-header in the contract).
+// from the run_id argument (x-mcp-header in the contract). It also starts
+// the request's access-log record (accessLog).
 func (s *Server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
 		if !headerIDPattern.MatchString(id) {
 			id = newID()
 		}
-		w.Header().Set("X-Request-Id", id)
-		ctx := WithRequestID(r.Context(), id)
+		h := w.Header()
+		h["X-Request-Id"] = []string{id}
+		rc := &requestContext{Context: r.Context(), id: id}
 		run := r.Header.Get("X-Run-Id")
 		if !headerIDPattern.MatchString(run) {
 			run = r.Header.Get("Mcp-Param-Run-Id")
 		}
 		if headerIDPattern.MatchString(run) {
-			w.Header().Set("X-Run-Id", run)
-			ctx = WithRunID(ctx, run)
+			h["X-Run-Id"] = []string{run}
+			rc.run = run
 		}
-		next.ServeHTTP(w, r.WithContext(ctx))
+		next.ServeHTTP(w, r.WithContext(rc))
 	})
 }
 
@@ -102,9 +151,18 @@ func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter 
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		rec := &requestRecord{}
-		sw := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(sw, r.WithContext(withRecord(r.Context(), rec)))
+		// Behind requestID the record and the status recorder come with
+		// the request's context; on its own, accessLog makes them.
+		var rec *requestRecord
+		var sw *statusRecorder
+		if rc, ok := r.Context().(*requestContext); ok {
+			rec, sw = &rc.rec, &rc.sw
+			sw.ResponseWriter = w
+			next.ServeHTTP(sw, r)
+		} else {
+			rec, sw = &requestRecord{}, &statusRecorder{ResponseWriter: w}
+			next.ServeHTTP(sw, r.WithContext(withRecord(r.Context(), rec)))
+		}
 		level := slog.LevelInfo
 		if rec.cause != nil && sw.status >= 500 {
 			level = slog.LevelError

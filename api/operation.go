@@ -75,11 +75,18 @@ func (s *Server) success(r *http.Request, v any, rec *requestRecord) *response {
 	if oc, ok := v.(outcomer); ok && oc.outcome() != "" {
 		code = oc.outcome()
 	}
-	h := http.Header{}
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
+	// Room for X-Run-Id and Idempotent-Replayed; the values are shared,
+	// and headers are only ever Set, never appended to in place.
+	h := make(http.Header, 4)
+	h["Content-Type"] = contentTypeJSON
+	h["Cache-Control"] = cacheNoStore
 	return &response{status: http.StatusOK, code: code, header: h, body: body}
 }
+
+var (
+	contentTypeJSON = []string{"application/json"}
+	cacheNoStore    = []string{"no-store"}
+)
 
 // response is a rendered answer, kept whole so a write's first answer can be
 // replayed byte for byte.

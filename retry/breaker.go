@@ -139,8 +139,10 @@ type breakers struct {
 	settings BreakerSettings
 	now      func() time.Time
 	obs      Observer
-	mu       sync.Mutex
-	m        map[Service]*breaker
+	// made holds the breakers made, for get to find without the lock.
+	made sync.Map // Service -> *breaker
+	mu   sync.Mutex
+	m    map[Service]*breaker
 }
 
 func newBreakers(s BreakerSettings, now func() time.Time, obs Observer) *breakers {
@@ -148,6 +150,9 @@ func newBreakers(s BreakerSettings, now func() time.Time, obs Observer) *breaker
 }
 
 func (bs *breakers) get(svc Service) *breaker {
+	if b, ok := bs.made.Load(svc); ok {
+		return b.(*breaker)
+	}
 	bs.mu.Lock()
 	defer bs.mu.Unlock()
 	if b, ok := bs.m[svc]; ok {
@@ -176,16 +181,26 @@ func (bs *breakers) get(svc Service) *breaker {
 			bs.obs.BreakerState(svc, from.String(), to.String())
 		},
 		// A business error is an answer: the service is working.
+		// Each returns before its errors.As target exists for a success:
+		// the target escapes, and made first it would be allocated for
+		// every attempt.
 		IsSuccessful: func(err error) bool {
+			if err == nil {
+				return true
+			}
 			var a answered
-			return err == nil || errors.As(err, &a)
+			return errors.As(err, &a)
 		},
 		IsExcluded: func(err error) bool {
+			if err == nil {
+				return false
+			}
 			var ex excluded
 			return errors.As(err, &ex) || errors.Is(err, context.Canceled)
 		},
 	})
 	bs.m[svc] = b
+	bs.made.Store(svc, b)
 	return b
 }
 
@@ -230,6 +245,9 @@ func (b *breaker) run(ctx context.Context, classify func(error, bool) Class, fn 
 			b.window.record(b.now(), false)
 		}
 		done(err)
+	}
+	if err == nil {
+		return nil
 	}
 	var (
 		ex excluded

@@ -73,22 +73,18 @@ func (b *bucket) withdraw() bool {
 }
 
 type budgets struct {
-	s  BudgetSettings
-	mu sync.Mutex
-	m  map[Service]*bucket
+	s BudgetSettings
+	m sync.Map // Service -> *bucket
 }
 
 func newBudgets(s BudgetSettings) *budgets {
-	return &budgets{s: s, m: map[Service]*bucket{}}
+	return &budgets{s: s}
 }
 
 func (bs *budgets) get(svc Service) *bucket {
-	bs.mu.Lock()
-	defer bs.mu.Unlock()
-	b, ok := bs.m[svc]
-	if !ok {
-		b = &bucket{s: bs.s, tokens: bs.s.Initial}
-		bs.m[svc] = b
+	if b, ok := bs.m.Load(svc); ok {
+		return b.(*bucket)
 	}
-	return b
+	b, _ := bs.m.LoadOrStore(svc, &bucket{s: bs.s, tokens: bs.s.Initial})
+	return b.(*bucket)
 }

@@ -221,10 +221,21 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		budget = time.Until(d)
 	}
 	deadline := p.Now().Add(budget)
-	ctx, cancel := context.WithTimeout(ctx, p.CallTimeout)
-	defer cancel()
+	// The first attempt runs in a view of the call's context that ends at
+	// the call timeout without a timer of its own (callView); the call's
+	// own context is made only when an attempt fails, which most calls
+	// never do.
+	parent := ctx
+	callEnds := time.Now().Add(p.CallTimeout)
+	ctx = callView{Context: parent, deadline: callEnds}
+	cancel := context.CancelFunc(nil)
+	defer func() {
+		if cancel != nil {
+			cancel()
+		}
+	}()
 
-	bo := newBackOff(p)
+	var bo backoff.BackOff // made for the first retry
 	classify := call.classify(p)
 	br := r.breakers.get(call.Service)
 	r.budget.get(call.Service).deposit()
@@ -254,6 +265,9 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		if errors.Is(err, ErrBreakerOpen) {
 			return refused(attempt - 1)
 		}
+		if cancel == nil {
+			ctx, cancel = callContext(parent, callEnds)
+		}
 		last = err
 		class := classify(err, call.Write)
 		reason := class.String()
@@ -278,6 +292,9 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		if class != Transient || attempt >= p.MaxAttempts || ctx.Err() != nil || r.draining.Load() {
 			return fail(err, attempt)
 		}
+		if bo == nil {
+			bo = newBackOff(p)
+		}
 		wait := bo.NextBackOff()
 		if hint := call.retryAfter(err); hint > 0 {
 			wait, reason = hint, "retry_after"
@@ -301,7 +318,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 
 // attempt runs fn once under the attempt timeout.
 func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error) error {
-	actx, cancel := context.WithTimeout(ctx, r.policy.AttemptTimeout)
+	actx, cancel := attemptContext(ctx, r.policy.AttemptTimeout)
 	defer cancel()
 	start := r.policy.Now()
 	err := fn(actx)
@@ -311,6 +328,51 @@ func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bo
 	}
 	r.observer.Attempt(call.Service, result, r.policy.Now().Sub(start))
 	return err
+}
+
+// callView is the context of a call's first attempt: its parent, ending
+// at the call's deadline as context.WithDeadline(parent, deadline) would,
+// without the timer. Its Done is the parent's, so nothing may wait on it
+// alone: attemptContext bounds the attempt by the deadline itself.
+type callView struct {
+	context.Context
+	deadline time.Time
+}
+
+func (c callView) Deadline() (time.Time, bool) {
+	if d, ok := c.Context.Deadline(); ok && d.Before(c.deadline) {
+		return d, true
+	}
+	return c.deadline, true
+}
+
+func (c callView) Err() error {
+	if err := c.Context.Err(); err != nil {
+		return err
+	}
+	if !time.Now().Before(c.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// callContext is the context of a call's attempts after the first: its
+// parent, ended at the call's deadline.
+func callContext(parent context.Context, deadline time.Time) (context.Context, context.CancelFunc) {
+	return context.WithDeadline(parent, deadline)
+}
+
+// attemptContext is the context of one attempt: ctx, ended after timeout
+// at the latest, or at the call's deadline when that comes first.
+func attemptContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	d := time.Now().Add(timeout)
+	if v, ok := ctx.(callView); ok {
+		ctx = v.Context
+		if v.deadline.Before(d) {
+			d = v.deadline
+		}
+	}
+	return context.WithDeadline(ctx, d)
 }
 
 func (c Call) retryAfter(err error) time.Duration {

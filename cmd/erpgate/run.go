@@ -33,7 +33,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 // serve runs the gateway cfg describes until ctx ends.
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
-	logger := newLogger(cfg, stderr)
+	// The log is buffered (logbuf.go) and written out when serve returns,
+	// after the last request and the gateway's own shutdown lines.
+	logw := newLogWriter(stderr, logFlushEvery)
+	defer logw.Close()
+	logger := newLogger(cfg, logw)
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {

@@ -117,26 +117,41 @@ func (w *nullWriter) Header() http.Header         { return w.h }
 func (w *nullWriter) WriteHeader(status int)      { w.status = status }
 func (w *nullWriter) Write(p []byte) (int, error) { return len(p), nil }
 
-// mallocs reads go_memstats_mallocs_total from the gateway's /metrics.
-func mallocs(ctx context.Context, client *http.Client, baseURL string) (float64, error) {
+// memCount is the gateway's allocation counters: objects and bytes
+// allocated since it started.
+type memCount struct{ mallocs, bytes float64 }
+
+// memCounters reads go_memstats_mallocs_total and
+// go_memstats_alloc_bytes_total from the gateway's /metrics.
+func memCounters(ctx context.Context, client *http.Client, baseURL string) (memCount, error) {
+	var c memCount
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
 	if err != nil {
-		return 0, err
+		return c, err
 	}
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, err
+		return c, err
 	}
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
+	found := 0
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), "go_memstats_mallocs_total "); ok {
-			return strconv.ParseFloat(strings.TrimSpace(v), 64)
+		for name, dst := range map[string]*float64{"go_memstats_mallocs_total ": &c.mallocs, "go_memstats_alloc_bytes_total ": &c.bytes} {
+			if v, ok := strings.CutPrefix(sc.Text(), name); ok {
+				if *dst, err = strconv.ParseFloat(strings.TrimSpace(v), 64); err != nil {
+					return c, err
+				}
+				found++
+			}
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return 0, err
+		return c, err
 	}
-	return 0, fmt.Errorf("no go_memstats_mallocs_total in %s/metrics", baseURL)
+	if found < 2 {
+		return c, fmt.Errorf("no go_memstats_mallocs_total or go_memstats_alloc_bytes_total in %s/metrics", baseURL)
+	}
+	return c, nil
 }

@@ -178,8 +178,8 @@ func checkOutput(t *testing.T, out string, withNginx bool) {
 		}
 	}
 
-	if len(goals) != 8 {
-		t.Errorf("%d goal lines, want 8:\n%s", len(goals), strings.Join(goals, "\n"))
+	if len(goals) != 11 {
+		t.Errorf("%d goal lines, want 11:\n%s", len(goals), strings.Join(goals, "\n"))
 	}
 	for _, g := range goals {
 		verdict := g[strings.LastIndexByte(g, ' ')+1:]

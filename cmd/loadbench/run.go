@@ -50,6 +50,7 @@ type bench struct {
 	rows      []*row
 	allocs    allocReading
 	procAlloc float64 // mallocs per get_invoice in the erpgate process; 0 when unknown
+	procBytes float64 // bytes allocated per get_invoice in the erpgate process
 	memGW     memoryReading
 	memNginx  *memoryReading
 	loadEnd   string
@@ -243,21 +244,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// Latency at a constant rate below the slowest target's saturation.
 	rounds := b.rounds(fixedRounds)
-	var allocs, counted float64
+	var allocs, allocBytes, counted float64
 	for round := range rounds {
 		for _, r := range b.rows {
 			r.rate = rate[r.op]
 			progress("constant rate, round %d of %d: %s via %s, %.0f/s, %s", round+1, rounds, r.op, r.target.name, r.rate, cfg.fixed/time.Duration(rounds))
-			var before float64
+			var before memCount
 			count := r.op == opGetInvoice && r.target.name == gateway
 			if count {
 				before = scrapeCost(ctx, loaders[r].client, gw.url)
 			}
 			s := loaders[r].attack(ctx, r.rate, 8, cfg.fixed/time.Duration(rounds), 0)
 			r.fixed.add(s)
-			if count && before > 0 {
-				if after, err := mallocs(ctx, loaders[r].client, gw.url); err == nil {
-					allocs += after - before
+			if count && before.mallocs > 0 {
+				if after, err := memCounters(ctx, loaders[r].client, gw.url); err == nil {
+					allocs += after.mallocs - before.mallocs
+					allocBytes += after.bytes - before.bytes
 					counted += float64(s.all)
 				}
 			}
@@ -267,7 +269,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	if counted > 0 {
-		b.procAlloc = allocs / counted
+		b.procAlloc, b.procBytes = allocs/counted, allocBytes/counted
 	}
 
 	if cfg.profile != "" {
@@ -319,19 +321,19 @@ func (b *bench) rounds(n int) int {
 	return n
 }
 
-// scrapeCost reads the erpgate process's allocation counter twice and
+// scrapeCost reads the erpgate process's allocation counters twice and
 // returns the second reading less what the first scrape allocated, so that
 // a later reading less it counts only the requests in between.
-func scrapeCost(ctx context.Context, client *http.Client, url string) float64 {
-	first, err := mallocs(ctx, client, url)
+func scrapeCost(ctx context.Context, client *http.Client, url string) memCount {
+	first, err := memCounters(ctx, client, url)
 	if err != nil {
-		return 0
+		return memCount{}
 	}
-	second, err := mallocs(ctx, client, url)
+	second, err := memCounters(ctx, client, url)
 	if err != nil {
-		return 0
+		return memCount{}
 	}
-	return second + (second - first)
+	return memCount{mallocs: second.mallocs + (second.mallocs - first.mallocs), bytes: second.bytes + (second.bytes - first.bytes)}
 }
 
 // failures describes the rows whose hits did not all get the expected

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -38,6 +39,8 @@ type request struct {
 	// csrfRequired is set when the answer was 403 with X-CSRF-Token: Required.
 	csrfRequired *bool
 }
+
+var mediaJSON = []string{"application/json"}
 
 // reply is what a successful attempt got back besides the decoded body.
 type reply struct {
@@ -82,9 +85,11 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up.Err = err
 		})
 	}
-	req.Header.Set("Accept", "application/json")
+	// Shared values: a request's header is only ever Set, never
+	// appended to in place.
+	req.Header["Accept"] = mediaJSON
 	if r.body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header["Content-Type"] = mediaJSON
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
@@ -103,7 +108,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		up := r.transportError(ctx, actx, err)
 		markConfigTransport(ctx, up, err)
@@ -149,6 +154,33 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 	c.logAttempt(ctx, r, resp.StatusCode, start, out)
 	return rep, out
+}
+
+// send sends req with the client's HTTP client. The client's own one
+// (defaultHTTPClient) is used as http.Client.Do uses it, without the copy
+// of the request's header and URL it makes for the redirects that client
+// never follows: the jar's cookies go with the request, the answer's go
+// into the jar, and a failure is a *url.Error as Do returns it.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	if c.direct == nil {
+		return c.http.Do(req)
+	}
+	jar := c.http.Jar
+	if jar != nil {
+		for _, ck := range jar.Cookies(req.URL) {
+			req.AddCookie(ck)
+		}
+	}
+	resp, err := c.direct.RoundTrip(req)
+	if err != nil {
+		return nil, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
+	}
+	if jar != nil {
+		if rc := resp.Cookies(); len(rc) > 0 {
+			jar.SetCookies(req.URL, rc)
+		}
+	}
+	return resp, nil
 }
 
 var errTooLarge = fmt.Errorf("response larger than %d bytes", maxBody)

@@ -22,6 +22,10 @@ func (d *sapDate) UnmarshalJSON(b []byte) error {
 		d.Time = time.Time{}
 		return nil
 	}
+	if ms, ok := plainDate(b); ok {
+		d.Time = time.UnixMilli(ms).UTC()
+		return nil
+	}
 	s, ok := plainString(b)
 	if !ok {
 		if err := json.Unmarshal(b, &s); err != nil {
@@ -74,6 +78,97 @@ func parseDate(s string) (time.Time, error) {
 	return time.UnixMilli(ms).UTC(), nil
 }
 
+// plainDate reads the milliseconds of a JSON string "/Date(ms)/" or
+// "/Date(ms±hhmm)/", its slashes escaped or not, as SAP sends dates,
+// without making a string of it; ok is false for anything else, which
+// parseDate reads (and names what is wrong with).
+func plainDate(b []byte) (ms int64, ok bool) {
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return 0, false
+	}
+	in := b[1 : len(b)-1]
+	if len(in) > 0 && in[0] == '\\' {
+		in = in[1:]
+	}
+	if len(in) < len("/Date()/") || string(in[:6]) != "/Date(" {
+		return 0, false
+	}
+	in = in[6:]
+	switch {
+	case len(in) >= 3 && string(in[len(in)-3:]) == ")\\/":
+		in = in[:len(in)-3]
+	case len(in) >= 2 && string(in[len(in)-2:]) == ")/":
+		in = in[:len(in)-2]
+	default:
+		return 0, false
+	}
+	neg := len(in) > 0 && in[0] == '-'
+	if neg {
+		in = in[1:]
+	}
+	n := 0
+	for n < len(in) && '0' <= in[n] && in[n] <= '9' {
+		n++
+	}
+	if n == 0 || n > 18 {
+		return 0, false
+	}
+	if off := in[n:]; len(off) > 0 {
+		if len(off) != 5 || off[0] != '+' && off[0] != '-' {
+			return 0, false
+		}
+		for _, c := range off[1:] {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+		}
+	}
+	for _, c := range in[:n] {
+		ms = ms*10 + int64(c-'0')
+	}
+	if neg {
+		ms = -ms
+	}
+	return ms, true
+}
+
+// plainDecimal reads a decimal of at most 18 digits, [-]digits[.digits],
+// as a JSON string or number, into the value decimal.NewFromString makes
+// of it, without making a string of it; ok is false for anything else,
+// which NewFromString reads.
+func plainDecimal(b []byte) (v decimal.Decimal, ok bool) {
+	if len(b) >= 2 && b[0] == '"' && b[len(b)-1] == '"' {
+		b = b[1 : len(b)-1]
+	}
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	var c int64
+	digits, frac, point := 0, 0, false
+	for i, ch := range b {
+		switch {
+		case '0' <= ch && ch <= '9':
+			c = c*10 + int64(ch-'0')
+			digits++
+			if point {
+				frac++
+			}
+		case ch == '.' && !point && i > 0 && i < len(b)-1:
+			point = true
+		default:
+			return decimal.Decimal{}, false
+		}
+	}
+	if digits == 0 || digits > 18 {
+		return decimal.Decimal{}, false
+	}
+	if neg {
+		c = -c
+	}
+	return decimal.New(c, int32(-frac)), true
+}
+
 // plainString returns the text of a JSON string of printable ASCII without
 // escapes, as SAP sends dates and decimals, without a second JSON decoder;
 // ok is false for any other value, which the caller decodes in full.
@@ -98,6 +193,10 @@ func (d *sapDecimal) UnmarshalJSON(b []byte) error {
 	b = bytes.TrimSpace(b)
 	if string(b) == "null" {
 		d.Decimal = decimal.Zero
+		return nil
+	}
+	if v, ok := plainDecimal(b); ok {
+		d.Decimal = v
 		return nil
 	}
 	var s string

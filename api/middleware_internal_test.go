@@ -1,0 +1,33 @@
+package api
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestHeaderIDPatternIsTheContracts holds the hand-written id check to the
+// contract's pattern for ids of every length and alphabet around its edges.
+func TestHeaderIDPatternIsTheContracts(t *testing.T) {
+	re := regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	cases := []string{"", "a", "run-42", "A.b_c:d-e", strings.Repeat("x", 128), strings.Repeat("x", 129),
+		"a b", "a/b", "a\n", "ü", "a\x00", "%41", "a+b", "a,b"}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "azAZ09._:-/ \x00\x7f\xff+,;=é"
+	for range 5000 {
+		b := make([]byte, rng.IntN(135))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+			if rng.IntN(4) > 0 {
+				b[i] = "abcXYZ019._:-"[rng.IntN(13)]
+			}
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		if got, want := headerIDPattern.MatchString(s), re.MatchString(s); got != want {
+			t.Fatalf("%q: %v, the contract's pattern says %v", s, got, want)
+		}
+	}
+}
