@@ -85,10 +85,6 @@ type Client struct {
 	log       *slog.Logger
 	csrf      csrfCache
 	meta      metadataCache
-	// direct is the transport of the client's own HTTP client, which
-	// send uses as that client would (Options.HTTPClient unset); nil for
-	// a client from Options, which is always asked itself.
-	direct http.RoundTripper
 }
 
 var _ erp.Client = (*Client)(nil)
@@ -128,7 +124,6 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(opts.TLS)
-		c.direct = c.http.Transport
 	}
 	if c.runner == nil {
 		c.runner = retry.New(retry.Policy{}, nil)

@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -108,7 +107,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 
 	start := time.Now()
-	resp, err := c.send(req)
+	resp, err := c.http.Do(req)
 	if err != nil {
 		up := r.transportError(ctx, actx, err)
 		markConfigTransport(ctx, up, err)
@@ -154,33 +153,6 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 	c.logAttempt(ctx, r, resp.StatusCode, start, out)
 	return rep, out
-}
-
-// send sends req with the client's HTTP client. The client's own one
-// (defaultHTTPClient) is used as http.Client.Do uses it, without the copy
-// of the request's header and URL it makes for the redirects that client
-// never follows: the jar's cookies go with the request, the answer's go
-// into the jar, and a failure is a *url.Error as Do returns it.
-func (c *Client) send(req *http.Request) (*http.Response, error) {
-	if c.direct == nil {
-		return c.http.Do(req)
-	}
-	jar := c.http.Jar
-	if jar != nil {
-		for _, ck := range jar.Cookies(req.URL) {
-			req.AddCookie(ck)
-		}
-	}
-	resp, err := c.direct.RoundTrip(req)
-	if err != nil {
-		return nil, &url.Error{Op: req.Method[:1] + strings.ToLower(req.Method[1:]), URL: req.URL.Redacted(), Err: err}
-	}
-	if jar != nil {
-		if rc := resp.Cookies(); len(rc) > 0 {
-			jar.SetCookies(req.URL, rc)
-		}
-	}
-	return resp, nil
 }
 
 var errTooLarge = fmt.Errorf("response larger than %d bytes", maxBody)
