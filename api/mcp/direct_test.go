@@ -2,56 +2,108 @@ package mcp_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 
-// TestDirectPathAnswersAsTheSDK sends each tools/call twice, once to the
-// SDK and once to the direct path, and wants the same status, headers and
-// bytes; the calls the direct path does not take go to the SDK both times.
+// TestDirectPathAnswersAsTheSDK sends each tools/call twice, once to a
+// gateway whose requests all go to the SDK and once to one with the direct
+// path, and wants the same status, headers and bytes; the calls the direct
+// path does not take go to the SDK both times. Two gateways, so that a
+// call's run (the loop limits of a run id) is the same on both.
 func TestDirectPathAnswersAsTheSDK(t *testing.T) {
-	s := newStack(t)
+	s, ref := newStack(t), newStack(t)
+	ref.mcp.SetSDKOnly(true)
+	const v7 = "2026-07-28"
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	call := func(id, args string) string {
+		return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + meta + `,"name":"get_invoice","arguments":` + args + `}}`
+	}
+	std := map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "get_invoice"}
+	with := func(kv ...string) map[string]string {
+		h := map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "get_invoice"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				delete(h, kv[i])
+				continue
+			}
+			h[kv[i]] = kv[i+1]
+		}
+		return h
+	}
 	cases := []struct {
 		name, version, body string
 		direct              bool
+		header              map[string]string
 	}{
-		{"invoice", "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true},
-		{"string id, spaces, other order", "2025-11-25", ` { "params" : { "arguments" : { "invoice_id" : "5105600101" } , "name" : "get_invoice" } , "method" : "tools/call" , "id" : "call-7" , "jsonrpc" : "2.0" } `, true},
-		{"2025-03-26", "2025-03-26", `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true},
-		{"not found", "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105699999"}}}`, true},
-		{"bad id", "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"<script>"}}}`, true},
-		{"wrong type", "2025-06-18", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":5105600101}}}`, true},
-		{"unknown argument", "2025-06-18", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","x":1}}}`, true},
-		{"no arguments", "2025-06-18", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_invoice"}}`, true},
-		{"null arguments", "2025-06-18", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_invoice","arguments":null}}`, true},
-		{"match", "2025-06-18", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600101"}}}`, true},
-		{"match over tolerance", "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600102"}}}`, true},
-		{"html in a string", "2025-06-18", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"a<b>&c"}}}`, true},
-		{"arguments not an object", "2025-06-18", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"get_invoice","arguments":[1]}}`, true},
-		{"duplicate argument", "2025-06-18", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","invoice_id":"5105600102"}}}`, false},
-		{"unknown tool", "2025-06-18", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false},
-		{"meta", "2025-06-18", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false},
-		{"batch", "2025-06-18", `[{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}]`, false},
-		{"float id", "2025-06-18", `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false},
-		{"tools/list", "2025-06-18", `{"jsonrpc":"2.0","id":16,"method":"tools/list"}`, false},
-		{"unknown version", "2024-01-01", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true},
+		{"invoice", "2025-06-18", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
+		{"string id, spaces, other order", "2025-11-25", ` { "params" : { "arguments" : { "invoice_id" : "5105600101" } , "name" : "get_invoice" } , "method" : "tools/call" , "id" : "call-7" , "jsonrpc" : "2.0" } `, true, nil},
+		{"2025-03-26", "2025-03-26", `{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
+		{"not found", "2025-06-18", `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105699999"}}}`, true, nil},
+		{"bad id", "2025-06-18", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"<script>"}}}`, true, nil},
+		{"wrong type", "2025-06-18", `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":5105600101}}}`, true, nil},
+		{"unknown argument", "2025-06-18", `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","x":1}}}`, true, nil},
+		{"no arguments", "2025-06-18", `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"get_invoice"}}`, true, nil},
+		{"null arguments", "2025-06-18", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_invoice","arguments":null}}`, true, nil},
+		{"match", "2025-06-18", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
+		{"match over tolerance", "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600102"}}}`, true, nil},
+		{"html in a string", "2025-06-18", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"a<b>&c"}}}`, true, nil},
+		{"arguments not an object", "2025-06-18", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"get_invoice","arguments":[1]}}`, true, nil},
+		{"duplicate argument", "2025-06-18", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","invoice_id":"5105600102"}}}`, false, nil},
+		{"unknown tool", "2025-06-18", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false, nil},
+		{"meta", "2025-06-18", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, nil},
+		{"batch", "2025-06-18", `[{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}]`, false, nil},
+		{"float id", "2025-06-18", `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, nil},
+		{"tools/list", "2025-06-18", `{"jsonrpc":"2.0","id":16,"method":"tools/list"}`, false, nil},
+		{"unknown version", "2024-01-01", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
+
+		// 2026-07-28: headers and _meta.
+		{"2026-07-28", v7, call("20", `{"invoice_id":"5105600101"}`), true, std},
+		{"2026-07-28 not found", v7, call(`"c-21"`, `{"invoice_id":"5105699999"}`), true, std},
+		{"2026-07-28 invalid argument", v7, call("22", `{"invoice_id":"5105600101","x":1}`), true, std},
+		{"2026-07-28 run id", v7, call("23", `{"invoice_id":"5105600101","run_id":"run-8f2c"}`), true, with("Mcp-Param-Run-Id", "run-8f2c")},
+		{"2026-07-28 run id mismatch", v7, call("24", `{"invoice_id":"5105600101","run_id":"run-8f2c"}`), false, with("Mcp-Param-Run-Id", "run-other")},
+		{"2026-07-28 run id header missing", v7, call("25", `{"invoice_id":"5105600101","run_id":"run-8f2c"}`), false, std},
+		{"2026-07-28 run id header without argument", v7, call("26", `{"invoice_id":"5105600101"}`), false, with("Mcp-Param-Run-Id", "run-8f2c")},
+		{"2026-07-28 run id Base64", v7, call("27", `{"invoice_id":"5105600101","run_id":"run 8f2c "}`), false, with("Mcp-Param-Run-Id", "=?base64?cnVuIDhmMmMg?=")},
+		{"2026-07-28 run id null", v7, call("28", `{"invoice_id":"5105600101","run_id":null}`), true, std},
+		{"2026-07-28 no Mcp-Method", v7, call("29", `{"invoice_id":"5105600101"}`), false, with("Mcp-Method", "")},
+		{"2026-07-28 wrong Mcp-Method", v7, call("30", `{"invoice_id":"5105600101"}`), false, with("Mcp-Method", "tools/list")},
+		{"2026-07-28 no Mcp-Name", v7, call("31", `{"invoice_id":"5105600101"}`), false, with("Mcp-Name", "")},
+		{"2026-07-28 wrong Mcp-Name", v7, call("32", `{"invoice_id":"5105600101"}`), false, with("Mcp-Name", "get_supplier")},
+		{"2026-07-28 no _meta", v7, `{"jsonrpc":"2.0","id":33,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 _meta of another version", v7, `{"jsonrpc":"2.0","id":34,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 no capabilities", v7, `{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 capabilities and client", v7, `{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"get_invoice","_meta":{"io.modelcontextprotocol/clientInfo":{"name":"ap-agent","version":"2.1.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{}}},"arguments":{"invoice_id":"5105600101"}}}`, true, std},
+		{"2026-07-28 bad capabilities", v7, `{"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":"yes"}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 progress token", v7, `{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 no arguments", v7, `{"jsonrpc":"2.0","id":39,"method":"tools/call","params":{` + meta + `,"name":"get_invoice"}}`, true, std},
+		{"2026-07-28 match", v7, `{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{` + meta + `,"name":"run_three_way_match","arguments":{"invoice_id":"5105600102","run_id":"r-1"}}}`, true, with("Mcp-Name", "run_three_way_match", "Mcp-Param-Run-Id", "r-1")},
+		{"2025-06-18 ignores a header unlike the body", "2025-06-18", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","run_id":"a"}}}`, true, with("Mcp-Param-Run-Id", "b")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := s.mcp.Direct([]byte(c.body)); got != c.direct {
+			h := http.Header{"Mcp-Protocol-Version": {c.version}}
+			for k, v := range c.header {
+				h.Set(k, v)
+			}
+			if got := s.mcp.Direct(h, []byte(c.body)); got != c.direct {
 				t.Errorf("direct path takes the body: %v, want %v", got, c.direct)
 			}
-			s.mcp.SetSDKOnly(true)
-			want := post(t, s.url, c.version, c.body)
-			s.mcp.SetSDKOnly(false)
-			got := post(t, s.url, c.version, c.body)
+			want := post(t, ref.url, c.version, c.body, c.header)
+			got := post(t, s.url, c.version, c.body, c.header)
 			if got != want {
 				t.Errorf("direct path answered\n%s\nthe SDK\n%s", got, want)
 			}
 			if c.direct && c.version != "2024-01-01" && !strings.Contains(want, "200 OK") {
 				t.Errorf("the SDK did not answer 200:\n%s", want)
+			}
+			if strings.Contains(c.name, "mismatch") && !strings.Contains(want, "400 Bad Request") {
+				t.Errorf("the SDK took a mismatched header:\n%s", want)
 			}
 		})
 	}
@@ -59,7 +111,7 @@ func TestDirectPathAnswersAsTheSDK(t *testing.T) {
 
 // post sends one MCP POST and returns the status, the headers that
 // matter and the body, as text to compare.
-func post(t *testing.T, url, version, body string) string {
+func post(t *testing.T, url, version, body string, header map[string]string) string {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url+"/mcp", strings.NewReader(body))
 	if err != nil {
@@ -68,6 +120,9 @@ func post(t *testing.T, url, version, body string) string {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Mcp-Protocol-Version", version)
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -84,4 +139,59 @@ func post(t *testing.T, url, version, body string) string {
 	}
 	out.Write(b)
 	return out.String()
+}
+
+// TestDirectPathNeverRunsACallTwice makes the direct path fail to encode
+// the result of a write whose REST handler has run: the call is answered
+// with INTERNAL as a tool result, not handed to the SDK to run again.
+func TestDirectPathNeverRunsACallTwice(t *testing.T) {
+	var runs atomic.Int32
+	s := newStackAround(t, func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			runs.Add(1)
+			next.ServeHTTP(w, r)
+		})
+	})
+	s.mcp.FailEncode(true)
+	for _, version := range []string{"2025-06-18", "2026-07-28"} {
+		t.Run(version, func(t *testing.T) {
+			runs.Store(0)
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hold_invoice","arguments":{"invoice_id":"5105600105","reason":"GR_MISSING for PO 4500018822 item 20"}}}`
+			header := map[string]string{}
+			if version == "2026-07-28" {
+				body = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"hold_invoice","arguments":{"invoice_id":"5105600105","reason":"GR_MISSING for PO 4500018822 item 20"}}}`
+				header = map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "hold_invoice"}
+			}
+			got := post(t, s.url, version, body, header)
+			if n := runs.Load(); n != 1 {
+				t.Errorf("the REST handler ran %d times, want once", n)
+			}
+			_, payload, _ := strings.Cut(got, "\n{")
+			var msg struct {
+				Result struct {
+					Content []struct {
+						Text string `json:"text"`
+					} `json:"content"`
+					IsError    bool   `json:"isError"`
+					ResultType string `json:"resultType"`
+				} `json:"result"`
+			}
+			if err := json.Unmarshal([]byte("{"+payload), &msg); err != nil {
+				t.Fatalf("%v:\n%s", err, got)
+			}
+			if !strings.HasPrefix(got, "200 OK") || !msg.Result.IsError || len(msg.Result.Content) != 1 {
+				t.Fatalf("want a tool result with isError:\n%s", got)
+			}
+			var e map[string]any
+			if err := json.Unmarshal([]byte(msg.Result.Content[0].Text), &e); err != nil {
+				t.Fatalf("%v: %s", err, msg.Result.Content[0].Text)
+			}
+			if e["code"] != "INTERNAL" || len(e) != 5 {
+				t.Errorf("want the five fields of INTERNAL, got %v", e)
+			}
+			if want := map[string]string{"2026-07-28": "complete"}[version]; msg.Result.ResultType != want {
+				t.Errorf("resultType %q, want %q", msg.Result.ResultType, want)
+			}
+		})
+	}
 }

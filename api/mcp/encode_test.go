@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/go-json-experiment/json/jsontext"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestEncodeResponseIsTheSDKs checks the direct path's answer against the
@@ -27,20 +28,41 @@ func TestEncodeResponseIsTheSDKs(t *testing.T) {
 		{404, `{"code":"INVOICE_NOT_FOUND","message":"a < b & c > d"}` + "\n"},
 		{500, `not json <at all>`},
 	}
+	impl := &sdk.Implementation{Name: "erp<gate>", Version: "1.0.0 & up"}
+	info, err := json.Marshal(impl)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range cases {
-		got, err := encodeResponse(jsontext.Value(`"x-1"`), c.status, []byte(c.body))
-		if err != nil {
-			t.Fatalf("%q: %v", c.body, err)
-		}
-		var buf bytes.Buffer
-		enc := json.NewEncoder(&buf)
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(result(c.status, []byte(c.body))); err != nil {
-			t.Fatal(err)
-		}
-		want := `{"jsonrpc":"2.0","id":"x-1","result":` + string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) + `}`
-		if string(got) != want {
-			t.Errorf("%d %q:\n got %s\nwant %s", c.status, c.body, got, want)
+		for _, v7 := range []bool{false, true} {
+			var serverInfo []byte
+			res := result(c.status, []byte(c.body))
+			if v7 {
+				// The SDK's result of 2026-07-28: resultType complete (set
+				// here as its decoder sets it), the server in _meta.
+				serverInfo = info
+				var r sdk.CallToolResult
+				if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
+					t.Fatal(err)
+				}
+				r.Content, r.StructuredContent, r.IsError = res.Content, res.StructuredContent, res.IsError
+				r.Meta = sdk.Meta{"io.modelcontextprotocol/serverInfo": impl}
+				res = &r
+			}
+			got, err := encodeResponse(jsontext.Value(`"x-1"`), c.status, []byte(c.body), serverInfo)
+			if err != nil {
+				t.Fatalf("%q: %v", c.body, err)
+			}
+			var buf bytes.Buffer
+			enc := json.NewEncoder(&buf)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(res); err != nil {
+				t.Fatal(err)
+			}
+			want := `{"jsonrpc":"2.0","id":"x-1","result":` + string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))) + `}`
+			if string(got) != want {
+				t.Errorf("%d %q (2026-07-28 %v):\n got %s\nwant %s", c.status, c.body, v7, got, want)
+			}
 		}
 	}
 }

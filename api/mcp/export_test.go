@@ -1,11 +1,19 @@
 package mcp
 
+import (
+	"net/http"
+)
+
 // SetSDKOnly sends every request of s to the SDK (on) or lets the direct
 // path answer the calls it can (off).
 func (s *Server) SetSDKOnly(on bool) { s.sdkOnly.Store(on) }
 
-// Direct reports whether the direct path answers body.
-func (s *Server) Direct(body []byte) bool {
-	_, _, _, ok := s.directCall(body)
+// Direct reports whether the direct path answers body sent with header.
+func (s *Server) Direct(header http.Header, body []byte) bool {
+	_, _, _, ok := s.directCall(body, header)
 	return ok
 }
+
+// FailEncode makes the direct path's encoding of a tool result fail (on)
+// or work (off).
+func (s *Server) FailEncode(on bool) { s.failEncode.Store(on) }

@@ -3,15 +3,20 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
 	"regexp"
+	"strconv"
 	"strings"
+
+	"github.com/erpgate/erpgate/errmap"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -22,10 +27,27 @@ import (
 // decodes of the body, its log lines). Every other request, and any call
 // this path is not sure of, goes to the SDK unchanged.
 
-// directVersions are the MCP-Protocol-Version values of the direct path:
-// the versions the SDK serves before the standard request headers
-// (Mcp-Method, Mcp-Name, Mcp-Param-*) of 2026-07-28.
-var directVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true}
+// directVersions are the MCP-Protocol-Version values of the direct path.
+var directVersions = map[string]bool{"2025-03-26": true, "2025-06-18": true, "2025-11-25": true, versionHeaders: true}
+
+// versionHeaders is the revision of the standard request headers
+// (Mcp-Method, Mcp-Name, Mcp-Param-*; SEP-2243) and of the per-request
+// _meta (SEP-2575): a call carries its protocol version and the client's
+// capabilities in params._meta instead of an initialize before it, and
+// the result names the server in its own _meta and says it is complete.
+const versionHeaders = "2026-07-28"
+
+// The _meta members of a request of versionHeaders, and of its result.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// capabilityNames are the members of the client capabilities the SDK
+// decodes; a call with any other goes to the SDK.
+var capabilityNames = map[string]bool{"experimental": true, "extensions": true, "roots": true, "sampling": true, "elicitation": true}
 
 // directID is the form of a request id the direct path echoes as it came:
 // an integer of at most 15 digits, or a plain string.
@@ -52,9 +74,13 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil || int64(len(body)) > sdk.DefaultMaxRequestBodyBytes {
 		return restore()
 	}
-	t, id, args, ok := s.directCall(body)
+	t, id, args, ok := s.directCall(body, r.Header)
 	if !ok {
 		return restore()
+	}
+	var serverInfo []byte
+	if r.Header.Get("Mcp-Protocol-Version") == versionHeaders {
+		serverInfo = s.serverInfo
 	}
 	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr)
 	if err != nil {
@@ -62,9 +88,18 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 		// words it.
 		return restore()
 	}
-	out, err := encodeResponse(id, status, res)
+	// From here on the REST handler has run: the request is answered
+	// here whatever happens, never handed to the SDK to run again.
+	out, err := encodeResponse(id, status, res, serverInfo)
+	if s.failEncode.Load() {
+		out, err = nil, errEncodeForced
+	}
 	if err != nil {
-		return restore()
+		s.log.ErrorContext(r.Context(), "mcp tool result not encoded", "tool", t.name, "error", err)
+		e := errmap.Map(err)
+		if out, err = encodeResponse(id, e.Status, e.Marshal(), serverInfo); err != nil {
+			out = internalError(id)
+		}
 	}
 	h := w.Header()
 	h.Set("Cache-Control", "no-cache, no-transform")
@@ -76,16 +111,25 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
-// name and arguments only, no member twice.
-func (s *Server) directCall(body []byte) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
+// name and arguments only (and _meta, of versionHeaders), no member twice;
+// for versionHeaders, with the request headers the SDK wants and agreeing
+// with the body.
+func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
 	var msg map[string]jsontext.Value
 	if jsonv2.Unmarshal(body, &msg) != nil || len(msg) != 4 ||
 		string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` || !directID.Match(msg["id"]) {
 		return nil, nil, nil, false
 	}
 	var params map[string]jsontext.Value
-	if jsonv2.Unmarshal(msg["params"], &params) != nil || len(params) == 0 || len(params) > 2 {
+	if jsonv2.Unmarshal(msg["params"], &params) != nil || len(params) == 0 {
 		return nil, nil, nil, false
+	}
+	known := 1 // name
+	if header.Get("Mcp-Protocol-Version") == versionHeaders {
+		if !metaOK(params["_meta"]) {
+			return nil, nil, nil, false
+		}
+		known++
 	}
 	var name string
 	if jsonv2.Unmarshal(params["name"], &name) != nil {
@@ -96,32 +140,171 @@ func (s *Server) directCall(body []byte) (t *tool, id jsontext.Value, args json.
 		return nil, nil, nil, false
 	}
 	a, given := params["arguments"]
-	if len(params) == 2 && !given {
+	if given {
+		known++
+	}
+	if len(params) != known {
 		return nil, nil, nil, false
 	}
 	if given && a.Kind() == 'n' {
 		// The SDK keeps no null arguments.
 		a = nil
 	}
+	if header.Get("Mcp-Protocol-Version") == versionHeaders && !t.headersAgree(name, a, header) {
+		return nil, nil, nil, false
+	}
 	return t, msg["id"], json.RawMessage(a), true
+}
+
+// metaOK reports whether raw is a _meta of versionHeaders the SDK takes:
+// the protocol version, the client's capabilities, and perhaps the
+// client's name, nothing else.
+func metaOK(raw jsontext.Value) bool {
+	var meta map[string]jsontext.Value
+	if raw == nil || jsonv2.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	if string(meta[metaProtocolVersion]) != `"`+versionHeaders+`"` {
+		return false
+	}
+	caps, ok := meta[metaClientCapabilities]
+	if !ok || !capabilitiesOK(caps) {
+		return false
+	}
+	n := 2
+	if info, ok := meta[metaClientInfo]; ok {
+		var impl sdk.Implementation
+		if !remarshals(info, &impl) {
+			return false
+		}
+		n++
+	}
+	return len(meta) == n
+}
+
+// capabilitiesOK reports whether raw is client capabilities the SDK
+// decodes: an object of the members it knows, of the types it wants.
+func capabilitiesOK(raw jsontext.Value) bool {
+	var members map[string]jsontext.Value
+	if jsonv2.Unmarshal(raw, &members) != nil {
+		return false
+	}
+	for k := range members {
+		if !capabilityNames[k] {
+			return false
+		}
+	}
+	var caps struct {
+		sdk.ClientCapabilities
+		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
+	}
+	return remarshals(raw, &caps)
+}
+
+// remarshals reports whether raw, an object, decodes into v as the SDK
+// decodes a _meta member: to a generic value, encoded again, decoded into
+// its type.
+func remarshals(raw jsontext.Value, v any) bool {
+	if raw.Kind() != '{' {
+		return false
+	}
+	var generic any
+	if json.Unmarshal(raw, &generic) != nil {
+		return false
+	}
+	b, err := json.Marshal(generic)
+	return err == nil && json.Unmarshal(b, v) == nil
+}
+
+// headersAgree reports whether the standard request headers of a call of
+// t are all there and agree with its name and arguments as the SDK wants:
+// Mcp-Method and Mcp-Name given once each, and for each argument with an
+// x-mcp-header, its Mcp-Param-* header exactly when the argument is there,
+// holding the same plain text (a value the SDK would want Base64-encoded,
+// or compare as a number, goes to the SDK).
+func (t *tool) headersAgree(name string, args jsontext.Value, header http.Header) bool {
+	if v := header.Values("Mcp-Method"); len(v) != 1 || v[0] != "tools/call" {
+		return false
+	}
+	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != name {
+		return false
+	}
+	var members map[string]jsontext.Value
+	if args != nil && jsonv2.Unmarshal(args, &members) != nil {
+		// Not an object: the SDK does not look for argument headers, and
+		// neither may a client send one.
+		members = nil
+	}
+	for arg, h := range t.headers {
+		values := header.Values("Mcp-Param-" + h)
+		v, present := members[arg]
+		if !present || v.Kind() == 'n' {
+			if len(values) != 0 {
+				return false
+			}
+			continue
+		}
+		var text string
+		if len(values) != 1 || v.Kind() != '"' || jsonv2.Unmarshal(v, &text) != nil ||
+			!plainHeader(text) || values[0] != text {
+			return false
+		}
+	}
+	return true
+}
+
+// plainHeader reports whether s goes into a header as it is: printable
+// ASCII, not empty, no space at either end, not Base64-wrapped.
+func plainHeader(s string) bool {
+	if s == "" || s[0] == ' ' || s[len(s)-1] == ' ' || strings.HasPrefix(s, "=?base64?") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// errEncodeForced is the encoding failure of failEncode.
+var errEncodeForced = errors.New("mcp: encoding forced to fail")
+
+// internalError is the JSON-RPC internal error of a call whose answer
+// could not be written.
+func internalError(id jsontext.Value) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` +
+		strconv.Itoa(jsonrpc.CodeInternalError) + `,"message":"internal error"}}`)
 }
 
 // encodeResponse writes the JSON-RPC answer with the tool result of the
 // REST answer (see result) as the SDK writes it: encoding/json with HTML
-// escaping for the result, the structured content compacted.
-func encodeResponse(id jsontext.Value, status int, body []byte) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, 2*len(body)+128))
+// escaping for the result, the structured content compacted. With
+// serverInfo (the server's name, as JSON), the result is of versionHeaders:
+// it names the server in _meta and has resultType complete.
+func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, 2*len(body)+len(serverInfo)+160))
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	buf.Write(id)
-	buf.WriteString(`,"result":{"content":[{"type":"text","text":`)
+	buf.WriteString(`,"result":{`)
+	if serverInfo != nil {
+		buf.WriteString(`"_meta":{"` + metaServerInfo + `":`)
+		buf.Write(serverInfo)
+		buf.WriteString(`},`)
+	}
+	buf.WriteString(`"content":[{"type":"text","text":`)
 	enc := json.NewEncoder(buf)
 	if err := enc.Encode(string(bytes.TrimSuffix(body, []byte("\n")))); err != nil {
 		return nil, err
 	}
 	buf.Truncate(buf.Len() - 1) // the encoder's newline
 	buf.WriteString("}]")
+	end := "}}"
+	if serverInfo != nil {
+		end = `,"resultType":"complete"}}`
+	}
 	if status >= 400 {
-		buf.WriteString(`,"isError":true}}`)
+		buf.WriteString(`,"isError":true` + end)
 		return buf.Bytes(), nil
 	}
 	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
@@ -133,7 +316,7 @@ func encodeResponse(id jsontext.Value, status int, body []byte) ([]byte, error) 
 			buf.Truncate(at) // not JSON: no structured content
 		}
 	}
-	buf.WriteString("}}")
+	buf.WriteString(end)
 	return buf.Bytes(), nil
 }
 

@@ -50,8 +50,14 @@ type Server struct {
 	// sdkOnly sends every request to the SDK, the direct path's
 	// reference.
 	sdkOnly atomic.Bool
-	server  *sdk.Server
-	handler http.Handler
+	// failEncode makes the direct path's encoding of a tool result fail,
+	// for a test of what it answers then.
+	failEncode atomic.Bool
+	// serverInfo is the server's name as the results of 2026-07-28 carry
+	// it, in JSON.
+	serverInfo []byte
+	server     *sdk.Server
+	handler    http.Handler
 	// auth is set when credentials are configured: no operation is
 	// allowed without them.
 	auth bool
@@ -81,7 +87,11 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	if doc.Info != nil {
 		instructions = doc.Info.Description
 	}
-	s.server = sdk.NewServer(&sdk.Implementation{Name: opts.Name, Version: opts.Version},
+	impl := &sdk.Implementation{Name: opts.Name, Version: opts.Version}
+	if s.serverInfo, err = json.Marshal(impl); err != nil {
+		return nil, err
+	}
+	s.server = sdk.NewServer(impl,
 		&sdk.ServerOptions{
 			Instructions: instructions,
 			Logger:       opts.Logger,

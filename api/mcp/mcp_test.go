@@ -40,6 +40,13 @@ type stack struct {
 
 func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
 	t.Helper()
+	return newStackAround(t, nil, opts...)
+}
+
+// newStackAround is newStack with the REST handler the MCP endpoint calls
+// wrapped by around (when not nil).
+func newStackAround(t testing.TB, around func(http.Handler) http.Handler, opts ...func(*api.Options)) *stack {
+	t.Helper()
 	simSrv := httptest.NewServer(sim.New(sim.Options{}))
 	t.Cleanup(simSrv.Close)
 	o := api.Options{Metrics: api.NewMetrics()}
@@ -63,7 +70,11 @@ func newStack(t testing.TB, opts ...func(*api.Options)) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := mcp.New(rest, doc, mcp.Options{Allowed: rest.Allows})
+	var inner http.Handler = rest
+	if around != nil {
+		inner = around(rest)
+	}
+	m, err := mcp.New(inner, doc, mcp.Options{Allowed: rest.Allows})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -128,6 +128,9 @@ type tool struct {
 	body bool
 	args map[string]*argument
 	def  *sdk.Tool
+	// headers maps each argument with an x-mcp-header to the header's
+	// name (after Mcp-Param-).
+	headers map[string]string
 }
 
 // buildTools makes one tool per operation of the contract for agents,
@@ -292,6 +295,12 @@ func buildTool(method, path string, item *openapi3.PathItem, op *openapi3.Operat
 		InputSchema:  t.inputSchema(),
 		OutputSchema: out,
 		Annotations:  ann,
+	}
+	t.headers = map[string]string{}
+	for name, a := range t.args {
+		if h, ok := a.schema.Extensions[mcpHeaderExtension].(string); ok && h != "" {
+			t.headers[name] = h
+		}
 	}
 	return t, nil
 }

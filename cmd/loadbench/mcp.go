@@ -30,9 +30,10 @@ import (
 
 // Names of the paths in the MCP table.
 const (
-	pathREST   = "REST"   // GET /invoices/{id}
-	pathMCP    = "/mcp"   // tools/call get_invoice on the gateway
-	pathBridge = "bridge" // tools/call through mcpBridge to REST
+	pathREST      = "REST"            // GET /invoices/{id}
+	pathMCP       = "/mcp"            // tools/call get_invoice on the gateway, protocol mcpProtocol
+	pathMCPLegacy = "/mcp-2025-06-18" // the same, protocol mcpProtocolLegacy
+	pathBridge    = "bridge"          // tools/call through mcpBridge to REST, protocol mcpProtocolLegacy
 )
 
 // mcpBridge is the OpenAPI-to-MCP bridge the bench puts in front of the
@@ -47,8 +48,15 @@ const (
 	anchorHigh   = 400
 )
 
-// mcpProtocol is the protocol version the bench's clients ask for.
-const mcpProtocol = "2025-06-18"
+// The protocol versions of the bench's clients: the gateway's current
+// revision, whose clients send each call with its protocol version and
+// capabilities in _meta and the standard request headers (Mcp-Method,
+// Mcp-Name), without initializing; and the revision before it, whose
+// clients initialize once (the bridge's revision too).
+const (
+	mcpProtocol       = "2026-07-28"
+	mcpProtocolLegacy = "2025-06-18"
+)
 
 // Defaults of the mcp command line.
 const (
@@ -263,23 +271,27 @@ func restPath(base string, tr *http.Transport) *mcpPath {
 // When the server answers a request with 202 Accepted, as the bridge
 // does, the answer comes on the event stream the client opened with GET.
 type mcpClient struct {
-	client  *http.Client
-	url     string
-	session string
-	ids     *atomic.Int64 // shared by all clients of a server: the bridge keys answers by id alone
-	events  *bufio.Reader // the GET stream; nil when answers come on the POST
+	client   *http.Client
+	url      string
+	protocol string
+	session  string
+	ids      *atomic.Int64 // shared by all clients of a server: the bridge keys answers by id alone
+	events   *bufio.Reader // the GET stream; nil when answers come on the POST
 }
 
 // post sends one JSON-RPC message and returns the JSON-RPC answer (the
 // body, or the first event of an event stream), nil for a notification.
-func (c *mcpClient) post(ctx context.Context, msg []byte) ([]byte, error) {
+func (c *mcpClient) post(ctx context.Context, msg []byte, header http.Header) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(msg))
 	if err != nil {
 		return nil, err
 	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", mcpProtocol)
+	req.Header.Set("Mcp-Protocol-Version", c.protocol)
 	if c.session != "" {
 		req.Header.Set("Mcp-Session-Id", c.session)
 	}
@@ -312,14 +324,14 @@ func (c *mcpClient) post(ctx context.Context, msg []byte) ([]byte, error) {
 	return body, nil
 }
 
-// request sends a JSON-RPC request and returns its result.
-func (c *mcpClient) request(ctx context.Context, method string, params any) (json.RawMessage, error) {
+// request sends a JSON-RPC request, with header, and returns its result.
+func (c *mcpClient) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
 	id := c.ids.Add(1)
 	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	if err != nil {
 		return nil, err
 	}
-	body, err := c.post(ctx, msg)
+	body, err := c.post(ctx, msg, header)
 	if err != nil {
 		return nil, err
 	}
@@ -376,7 +388,7 @@ func (c *mcpClient) listen(ctx context.Context, tr *http.Transport) (func(), err
 		return nil, err
 	}
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Protocol-Version", mcpProtocol)
+	req.Header.Set("Mcp-Protocol-Version", c.protocol)
 	req.Header.Set("Mcp-Session-Id", c.session)
 	type answer struct {
 		resp *http.Response
@@ -393,7 +405,7 @@ func (c *mcpClient) listen(ctx context.Context, tr *http.Transport) (func(), err
 	var resp *http.Response
 	for resp == nil {
 		id := c.ids.Add(1)
-		if _, err := c.post(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id)); err != nil {
+		if _, err := c.post(ctx, fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%d,"method":"ping"}`, id), nil); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -422,20 +434,37 @@ func (c *mcpClient) listen(ctx context.Context, tr *http.Transport) (func(), err
 	}, nil
 }
 
-// initialize opens the client's session.
+// clientInfo names the bench's clients.
+var clientInfo = map[string]any{"name": "loadbench", "version": "1.0.0"}
+
+// initialize opens the client's session; a client of mcpProtocol has none
+// to open.
 func (c *mcpClient) initialize(ctx context.Context) error {
-	if _, err := c.request(ctx, "initialize", map[string]any{"protocolVersion": mcpProtocol,
-		"capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "loadbench", "version": "1.0.0"}}); err != nil {
+	if c.protocol == mcpProtocol {
+		return nil
+	}
+	if _, err := c.request(ctx, "initialize", map[string]any{"protocolVersion": c.protocol,
+		"capabilities": map[string]any{}, "clientInfo": clientInfo}, nil); err != nil {
 		return err
 	}
-	_, err := c.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+	_, err := c.post(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 	return err
 }
 
 // toolCaller returns the caller of tools/call of tool with the invoice id.
 func (c *mcpClient) toolCaller(tool string) caller {
+	params := map[string]any{"name": tool, "arguments": map[string]any{"invoice_id": invoiceID}}
+	var header http.Header
+	if c.protocol == mcpProtocol {
+		params["_meta"] = map[string]any{
+			"io.modelcontextprotocol/protocolVersion":    c.protocol,
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+			"io.modelcontextprotocol/clientInfo":         clientInfo,
+		}
+		header = http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
+	}
 	return func(ctx context.Context) error {
-		res, err := c.request(ctx, "tools/call", map[string]any{"name": tool, "arguments": map[string]any{"invoice_id": invoiceID}})
+		res, err := c.request(ctx, "tools/call", params, header)
 		if err != nil {
 			return err
 		}
@@ -455,13 +484,13 @@ func (c *mcpClient) toolCaller(tool string) caller {
 	}
 }
 
-// toolMCPPath calls tool on the MCP endpoint at url; with stream, each
-// client takes its answers on an event stream of its own.
-func toolMCPPath(name, url, tool string, tr *http.Transport, stream bool) *mcpPath {
+// toolMCPPath calls tool on the MCP endpoint at url in protocol; with
+// stream, each client takes its answers on an event stream of its own.
+func toolMCPPath(name, url, tool, protocol string, tr *http.Transport, stream bool) *mcpPath {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
 	ids := &atomic.Int64{}
 	return &mcpPath{name: name, tr: tr, start: func(ctx context.Context) (caller, func(), error) {
-		c := &mcpClient{client: client, url: url, ids: ids}
+		c := &mcpClient{client: client, url: url, protocol: protocol, ids: ids}
 		if err := c.initialize(ctx); err != nil {
 			return nil, nil, err
 		}
@@ -479,11 +508,11 @@ func toolMCPPath(name, url, tool string, tr *http.Transport, stream bool) *mcpPa
 // bridgeTool finds the bridge's tool of get_invoice: the one whose name,
 // in lower case and without separators, is or ends with getinvoice.
 func bridgeTool(ctx context.Context, url string, tr *http.Transport) (string, error) {
-	c := &mcpClient{client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, url: url, ids: &atomic.Int64{}}
+	c := &mcpClient{client: &http.Client{Transport: tr, Timeout: 30 * time.Second}, url: url, protocol: mcpProtocolLegacy, ids: &atomic.Int64{}}
 	if err := c.initialize(ctx); err != nil {
 		return "", err
 	}
-	res, err := c.request(ctx, "tools/list", map[string]any{})
+	res, err := c.request(ctx, "tools/list", map[string]any{}, nil)
 	if err != nil {
 		return "", err
 	}
@@ -595,9 +624,11 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	conns := 2 * cfg.concurrency
 	rest := restPath(gw.url, newMCPTransport(conns))
 	rest.procs = []*child{gw}
-	native := toolMCPPath(pathMCP, gw.url+"/mcp", "get_invoice", newMCPTransport(conns), false)
+	native := toolMCPPath(pathMCP, gw.url+"/mcp", "get_invoice", mcpProtocol, newMCPTransport(conns), false)
 	native.procs = []*child{gw}
-	paths := []*mcpPath{rest, native}
+	legacy := toolMCPPath(pathMCPLegacy, gw.url+"/mcp", "get_invoice", mcpProtocolLegacy, newMCPTransport(conns), false)
+	legacy.procs = []*child{gw}
+	paths := []*mcpPath{rest, native, legacy}
 	var bridgeNote string
 	if cfg.bridge == "off" {
 		bridgeNote = "bridge left out (-bridge off)"
@@ -615,7 +646,7 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			}
 			// The bridge answers a tools/call POST with 202 and the
 			// result on the session's GET stream.
-			p := toolMCPPath(pathBridge, url, tool, tr, true)
+			p := toolMCPPath(pathBridge, url, tool, mcpProtocolLegacy, tr, true)
 			p.procs = []*child{br, gw}
 			paths = append(paths, p)
 		}
@@ -642,8 +673,10 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNote string) {
 	fmt.Fprintf(w, "machine: nproc %d, %s, %s, GOMAXPROCS %d; load average %s at start, %s at end\n",
 		m.cpus, m.model, m.goVersion, runtime.GOMAXPROCS(0), m.load, loadAverage())
-	fmt.Fprintf(w, "get_invoice, closed loop of %d concurrent calls per path, %s per path in %d rounds (10 %% warm-up per round); MCP clients initialize once, then call\n",
+	fmt.Fprintf(w, "get_invoice, closed loop of %d concurrent calls per path, %s per path in %d rounds (10 %% warm-up per round)\n",
 		cfg.concurrency, cfg.length, cfg.rounds)
+	fmt.Fprintf(w, "MCP clients of %s send each call with its _meta and standard headers; those of %s initialize once, then call\n",
+		mcpProtocol, mcpProtocolLegacy)
 	if bridgeNote != "" {
 		fmt.Fprintln(w, bridgeNote)
 	}
@@ -663,7 +696,8 @@ func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNot
 			p.rps(), dur(p.quantile(0.5)), dur(p.quantile(0.99)), cpu, share)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "REST: GET /invoices/{id}; /mcp: tools/call get_invoice on the gateway's /mcp; bridge: tools/call through "+mcpBridge+" (Streamable HTTP) to REST")
+	fmt.Fprintln(w, "REST: GET /invoices/{id}; "+pathMCP+": tools/call get_invoice on the gateway's /mcp in "+mcpProtocol+"; "+
+		pathMCPLegacy+": the same in "+mcpProtocolLegacy+"; bridge: tools/call through "+mcpBridge+" (Streamable HTTP, "+mcpProtocolLegacy+") to REST")
 	fmt.Fprintln(w, "CPU/call: erpgate's CPU time per call; on the bridge row the bridge's and erpgate's together")
 	for _, p := range paths {
 		if p.failed > 0 {
@@ -678,9 +712,12 @@ func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNot
 	}
 	goal(tw, "/mcp req/s at least 80 % of REST's", fmt.Sprintf("%.0f %%", 100*share), verdict(share >= goalMCPShare && native.failed == 0))
 	goal(tw, fmt.Sprintf("/mcp req/s beside the anchor of %d-%d per pod", anchorLow, anchorHigh), fmt.Sprintf("%.0f/s, %.1fx the anchor's top", native.rps(), native.rps()/anchorHigh), verdict(native.rps() >= anchorLow && native.failed == 0))
-	if len(paths) > 2 {
-		br := paths[2]
-		fmt.Fprintf(tw, "figure\tthrough the bridge (%s)\t%.0f/s, %.0f %% of REST\t\n", mcpBridge, br.rps(), 100*br.rps()/max(rest, 1))
+	for _, p := range paths[2:] {
+		what := "in " + mcpProtocolLegacy
+		if p.name == pathBridge {
+			what = "through the bridge (" + mcpBridge + ")"
+		}
+		fmt.Fprintf(tw, "figure\t%s %s\t%.0f/s, %.0f %% of REST\t\n", pathMCP, what, p.rps(), 100*p.rps()/max(rest, 1))
 	}
 	tw.Flush()
 }

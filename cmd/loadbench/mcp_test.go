@@ -24,7 +24,7 @@ func TestMCPRun(t *testing.T) {
 	for line := range strings.Lines(out) {
 		f := strings.Fields(line)
 		switch {
-		case len(f) == 9 && (f[0] == pathREST || f[0] == pathMCP || f[0] == pathBridge):
+		case len(f) == 9 && (f[0] == pathREST || f[0] == pathMCP || f[0] == pathMCPLegacy || f[0] == pathBridge):
 			rows[f[0]] = f
 		case len(f) > 0 && f[0] == "goal":
 			goals++
@@ -36,7 +36,7 @@ func TestMCPRun(t *testing.T) {
 	if _, ok := rows[pathBridge]; ok {
 		t.Error("a bridge row without a bridge")
 	}
-	for _, p := range []string{pathREST, pathMCP} {
+	for _, p := range []string{pathREST, pathMCP, pathMCPLegacy} {
 		f, ok := rows[p]
 		if !ok {
 			t.Errorf("no %s row", p)
