@@ -199,3 +199,43 @@ func TestNotParkedInvoiceIsNeitherPostedNorHeld(t *testing.T) {
 		}
 	}
 }
+
+// TestPostNeedsTheApprovedAmount checks that an invoice is posted only while
+// it holds the amount its approval was for: one changed in the ERP since,
+// or a correct_amount approval whose correction the ERP does not hold yet,
+// is APPROVAL_MISSING with reason amount_differs, and nothing is posted.
+func TestPostNeedsTheApprovedAmount(t *testing.T) {
+	ctx := context.Background()
+	m := newMatchERP(1, true)
+	m.inv.GrossAmount, m.inv.CompanyCode, m.inv.FiscalYear, m.inv.Currency = d("1000.00"), "1010", "2026", "EUR"
+	store, _ := recordstest.SQLite(t)
+	w := &writeReadERP{matchERP: m}
+	p := erp.NewProcess(w, erp.ProcessOptions{Records: store})
+	asIs, err := p.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: m.inv.ID, ProposedAction: "post_as_invoiced",
+		Justification: "Matched.", Client: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	small := d("900.00")
+	fix, err := p.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: m.inv.ID, ProposedAction: "correct_amount",
+		Justification: "Price per contract.", Corrected: &small, Client: "agent"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.inv.GrossAmount = d("1200.00") // changed in the ERP after the approval
+	for _, a := range []erp.Approval{asIs, fix} {
+		var missing *erp.ApprovalMissingError
+		_, _, err := p.PostInvoice(ctx, m.inv.ID, a.ID, "")
+		if !errors.As(err, &missing) || missing.Reason != erp.ApprovalAmountDiffers ||
+			!missing.Approved.Amount.Equal(a.Amount) || !missing.Invoiced.Amount.Equal(d("1200.00")) {
+			t.Errorf("posting under %s (%s): %v; want amount_differs", a.ID, a.Amount, err)
+		}
+	}
+	if w.posts != 0 {
+		t.Errorf("%d posts, want none", w.posts)
+	}
+	m.inv.GrossAmount = small // the correction is made in the ERP
+	if _, _, err := p.PostInvoice(ctx, m.inv.ID, fix.ID, ""); err != nil || w.posts != 1 {
+		t.Errorf("posting under the correction once the ERP holds it: %v, %d posts; want one", err, w.posts)
+	}
+}

@@ -89,6 +89,10 @@ const (
 	ApprovalNotYet       = "pending"
 	ApprovalWasRejected  = "rejected"
 	ApprovalOtherInvoice = "other_invoice"
+	// ApprovalAmountDiffers: the approval was for another amount than
+	// the invoice holds now (it changed in the ERP since, or the approval
+	// was for a corrected amount the invoice does not have yet).
+	ApprovalAmountDiffers = "amount_differs"
 )
 
 // ApprovalMissingError says a post was attempted without an approved
@@ -98,7 +102,18 @@ type ApprovalMissingError struct {
 	ApprovalID string
 	Reason     string // one of the Approval* reasons above
 	ForInvoice string // for ApprovalOtherInvoice: the invoice the approval belongs to
+	// For ApprovalAmountDiffers: what was approved, and what the invoice
+	// holds now.
+	Approved, Invoiced Money
 }
+
+// Money is an amount in a currency.
+type Money struct {
+	Amount   decimal.Decimal
+	Currency string
+}
+
+func (m Money) String() string { return m.Amount.StringFixed(2) + " " + m.Currency }
 
 func (e *ApprovalMissingError) Error() string {
 	return fmt.Sprintf("invoice %s has no approved approval (%s %s)", e.InvoiceID, e.Reason, e.ApprovalID)

@@ -321,6 +321,14 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	if err := parkedOrHeld(inv); err != nil {
 		return Posting{}, appr, err
 	}
+	// A person approved an amount: the invoice is posted only while it
+	// holds that amount.
+	if !appr.Amount.Equal(inv.GrossAmount) || appr.Currency != inv.Currency {
+		missing.Reason = ApprovalAmountDiffers
+		missing.Approved = Money{appr.Amount, appr.Currency}
+		missing.Invoiced = Money{inv.GrossAmount, inv.Currency}
+		return Posting{}, appr, missing
+	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
 	return posting, appr, err
 }

@@ -72,6 +72,9 @@ func everyMessage() map[string]*Error {
 	for _, reason := range []string{erp.ApprovalAbsent, erp.ApprovalUnknown, erp.ApprovalNotYet, erp.ApprovalWasRejected, erp.ApprovalOtherInvoice} {
 		add("approval missing "+reason, Map(&erp.ApprovalMissingError{InvoiceID: longInvoice, ApprovalID: longApproval, Reason: reason, ForInvoice: longInvoice2}))
 	}
+	add("approval missing amount differs", Map(&erp.ApprovalMissingError{InvoiceID: longInvoice, ApprovalID: longApproval,
+		Reason: erp.ApprovalAmountDiffers, Approved: erp.Money{Amount: decimal.NewFromInt(999999999), Currency: "EUR"},
+		Invoiced: erp.Money{Amount: decimal.NewFromInt(999999998), Currency: "EUR"}}))
 	add("no approver", Map(&erp.NoApproverError{InvoiceID: longInvoice, CompanyCode: "1010", Amount: decimal.NewFromInt(999999999)}))
 	add("decision same requester", Map(&erp.DecisionRefusedError{ApprovalID: longApproval, Reason: erp.DecisionSameRequester, Status: erp.ApprovalPending, Approver: longApprover}))
 	for _, st := range []erp.ApprovalStatus{erp.ApprovalApproved, erp.ApprovalRejected} {

@@ -197,6 +197,11 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 		return New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s awaits a person. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d).Hold()
 	case erp.ApprovalWasRejected:
 		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request approval of another action.", m.ApprovalID, m.InvoiceID)
+	case erp.ApprovalAmountDiffers:
+		d["approved_amount"], d["invoice_amount"] = m.Approved.Amount.StringFixed(2), m.Invoiced.Amount.StringFixed(2)
+		d["currency"] = m.Invoiced.Currency
+		msg = fmt.Sprintf("Approval %s is for %s, invoice %s for %s. Request a new approval.",
+			m.ApprovalID, m.Approved, m.InvoiceID, m.Invoiced)
 	default:
 		d["approval_invoice_id"] = m.ForInvoice
 		msg = fmt.Sprintf("Approval %s is for invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)

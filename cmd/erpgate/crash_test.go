@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/shopspring/decimal"
+
 	"bufio"
 	"context"
 	"encoding/json"
@@ -262,7 +264,7 @@ func TestKillBetweenSteps(t *testing.T) {
 					if w.approved {
 						if _, _, err := store.CreateApproval(context.Background(), records.Approval{InvoiceID: "5105600101",
 							FiscalYear: "2026", CompanyCode: "1010", Status: records.ApprovalApproved, Approver: erp.AutoApprover,
-							ProposedAction: "post_as_invoiced", Justification: "Matched.", Currency: "EUR",
+							ProposedAction: "post_as_invoiced", Justification: "Matched.", Amount: decimal.RequireFromString("1000.00"), Currency: "EUR",
 							RequestedBy: "anonymous", DecidedBy: erp.AutoApprover}, false); err != nil {
 							t.Fatal(err)
 						}
