@@ -12,13 +12,16 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/api/refusal"
@@ -114,6 +117,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		}
 		s.server.AddReceivingMiddleware(listOnlyAllowed(opts.Allowed, s.auth))
 	}
+	s.server.AddReceivingMiddleware(unknownToolFields)
 	// Stateless: each POST stands alone, so replicas behind a load balancer
 	// need no session affinity; run state lives in the REST layer anyway.
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server },
@@ -225,5 +229,21 @@ func listOnlyAllowed(allowed func(http.Header, string) bool, private bool) sdk.M
 			}
 			return list, nil
 		}
+	}
+}
+
+// unknownToolFields gives the SDK's JSON-RPC error for a tools/call of a
+// tool this server does not have the five fields in its data, as every
+// other error of the gateway has them: INVALID_REQUEST naming the tool's
+// name. The SDK's code and message stay.
+func unknownToolFields(next sdk.MethodHandler) sdk.MethodHandler {
+	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+		res, err := next(ctx, method, req)
+		var rpc *jsonrpc.Error
+		if method == "tools/call" && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && rpc.Data == nil &&
+			strings.HasPrefix(rpc.Message, "unknown tool ") {
+			rpc.Data = errmap.Invalid("name", "is not a tool of this server; call tools/list for the tools").Marshal()
+		}
+		return res, err
 	}
 }

@@ -458,12 +458,14 @@ func TestMalformedCallsAreProtocolErrors(t *testing.T) {
 			if !errors.As(err, &wire) || wire.Code != jsonrpc.CodeInvalidParams {
 				t.Fatalf("got %v (%T), want a JSON-RPC invalid params error", err, err)
 			}
-			// Arguments that are no object carry the five fields as data.
-			if c.tool == "get_invoice" {
-				var five map[string]any
-				if json.Unmarshal(wire.Data, &five) != nil || len(five) != 5 || five["code"] != "INVALID_REQUEST" {
-					t.Errorf("error data %s, want the five-field INVALID_REQUEST", wire.Data)
-				}
+			// Every one carries the five fields as data: arguments that
+			// are no object name them, an unknown tool names its name.
+			var five map[string]any
+			if json.Unmarshal(wire.Data, &five) != nil || len(five) != 5 || five["code"] != "INVALID_REQUEST" {
+				t.Errorf("error data %s, want the five-field INVALID_REQUEST", wire.Data)
+			}
+			if d, _ := five["details"].(map[string]any); c.tool == "delete_invoice" && d["field"] != "name" {
+				t.Errorf("unknown tool: details %v, want field name", five["details"])
 			}
 		})
 	}
