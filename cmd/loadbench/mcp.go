@@ -598,22 +598,14 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer os.RemoveAll(dir)
 
-	progress("building erpsim")
-	simBin, err := buildERPSim(ctx, dir)
+	erp, err := runERPSim(ctx, dir, progress)
 	if err != nil {
 		return err
 	}
-	erp, err := startERPSim(simBin, dir)
-	if err != nil {
-		return fmt.Errorf("start the simulated ERP: %w", err)
-	}
 	defer erp.stop()
-	bin := cfg.erpgate
-	if bin == "" {
-		progress("building erpgate")
-		if bin, err = buildErpgate(ctx, dir); err != nil {
-			return err
-		}
+	bin, err := erpgateBinary(ctx, cfg.erpgate, dir, progress)
+	if err != nil {
+		return err
 	}
 	gw, err := startErpgate(bin, erp.url, dir, "erpgate", false)
 	if err != nil {

@@ -307,3 +307,28 @@ func freeAddr() (string, error) {
 	defer ln.Close()
 	return ln.Addr().String(), nil
 }
+
+// runERPSim builds the simulated ERP into dir and starts it on a free port
+// of loopback.
+func runERPSim(ctx context.Context, dir string, progress func(string, ...any)) (*child, error) {
+	progress("building erpsim")
+	bin, err := buildERPSim(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	erp, err := startERPSim(bin, dir)
+	if err != nil {
+		return nil, fmt.Errorf("start the simulated ERP: %w", err)
+	}
+	return erp, nil
+}
+
+// erpgateBinary is the erpgate to measure: the binary -erpgate named, or
+// one built from the source tree into dir.
+func erpgateBinary(ctx context.Context, named, dir string, progress func(string, ...any)) (string, error) {
+	if named != "" {
+		return named, nil
+	}
+	progress("building erpgate")
+	return buildErpgate(ctx, dir)
+}

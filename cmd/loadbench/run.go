@@ -84,14 +84,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	// The ERP is a process of its own, as it is in production: in this
 	// one, the load generator's garbage collection would pause it too.
-	progress("building erpsim")
-	simBin, err := buildERPSim(ctx, dir)
+	erp, err := runERPSim(ctx, dir, progress)
 	if err != nil {
 		return err
-	}
-	erp, err := startERPSim(simBin, dir)
-	if err != nil {
-		return fmt.Errorf("start the simulated ERP: %w", err)
 	}
 	defer erp.stop()
 	erpURL := erp.url
@@ -110,12 +105,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	b.reads = len(matchPaths)
 
-	bin := cfg.erpgate
-	if bin == "" {
-		progress("building erpgate")
-		if bin, err = buildErpgate(ctx, dir); err != nil {
-			return err
-		}
+	bin, err := erpgateBinary(ctx, cfg.erpgate, dir, progress)
+	if err != nil {
+		return err
 	}
 	gw, err := startErpgate(bin, erpURL, dir, "erpgate", cfg.profile != "")
 	if err != nil {
