@@ -387,3 +387,15 @@ func TestMapOfANamedErrorEnds(t *testing.T) {
 		t.Errorf("a named error became its own cause")
 	}
 }
+
+// TestInvalidPage checks the statuses a console page's INVALID_REQUEST may
+// have, and that any other is 400.
+func TestInvalidPage(t *testing.T) {
+	for status, want := range map[int]int{403: 403, 404: 404, 409: 409, 418: 400, 500: 400} {
+		e := errmap.InvalidPage(status, "note", "must say what was done")
+		if e.Status != want || e.Code != errmap.InvalidRequest || e.NextAction != errmap.FixInputAndRetry ||
+			e.Details["field"] != "note" {
+			t.Errorf("InvalidPage(%d): %d %s %s %v, want %d INVALID_REQUEST naming note", status, e.Status, e.Code, e.NextAction, e.Details, want)
+		}
+	}
+}

@@ -419,6 +419,20 @@ func Invalid(field, problem string) *Error {
 	return New(InvalidRequest, fmt.Sprintf("Field %q %s.", field, problem), map[string]any{"field": field})
 }
 
+// InvalidPage is the INVALID_REQUEST of a person's step in the web console,
+// with the status of the page that shows it: 403 for a form without its
+// CSRF token, 404 for a page or record that is not there, 409 for a step
+// the record's state or the gateway's set-up does not allow. Any other
+// status is treated as 400.
+func InvalidPage(status int, field, problem string) *Error {
+	e := Invalid(field, problem)
+	switch status {
+	case http.StatusForbidden, http.StatusNotFound, http.StatusConflict:
+		e.Status = status
+	}
+	return e
+}
+
 // Protocol is the INVALID_REQUEST of HTTP itself: an unknown route (404), a
 // wrong method (405), an oversize body (413), a body that is not JSON (415),
 // an oversize header (431), or, on /mcp, a Host or Origin the endpoint does

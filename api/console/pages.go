@@ -62,7 +62,7 @@ func decodeRun(b []byte) (*run, error) {
 func (c *Console) listPage(r *http.Request, idForm *regexp.Regexp) (records.Page, *problem) {
 	p := records.Page{Limit: c.pageSize, After: r.URL.Query().Get("after")}
 	if p.After != "" && !idForm.MatchString(p.After) {
-		pr := problemOf(errmap.Invalid("after", "must be the cursor of the page before"), 0)
+		pr := problemOf(errmap.Invalid("after", "must be the cursor of the page before"))
 		return p, &pr
 	}
 	return p, nil
@@ -100,11 +100,11 @@ func (c *Console) handovers(w http.ResponseWriter, r *http.Request, p person) {
 	q := r.URL.Query()
 	f := records.HandoverFilter{Queue: q.Get("queue"), Status: q.Get("status")}
 	if f.Queue != "" && !slices.Contains(errmap.Queues, f.Queue) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("queue", "must be one of "+strings.Join(errmap.Queues, ", ")), 0))
+		c.failAs(w, r, p, problemOf(errmap.Invalid("queue", "must be one of "+strings.Join(errmap.Queues, ", "))))
 		return
 	}
 	if f.Status != "" && !slices.Contains(handoverStatuses, f.Status) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be one of "+strings.Join(handoverStatuses, ", ")), 0))
+		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be one of "+strings.Join(handoverStatuses, ", "))))
 		return
 	}
 	pg, pr := c.listPage(r, handoverForm)
@@ -173,7 +173,7 @@ func (c *Console) resolveHandover(w http.ResponseWriter, r *http.Request, p pers
 	id := r.PathValue("id")
 	note := strings.TrimSpace(r.PostFormValue("note"))
 	if n := len([]rune(note)); n < 3 || n > 2000 {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("note", "must say in 3 to 2000 characters what was done"), 0))
+		c.failAs(w, r, p, problemOf(errmap.Invalid("note", "must say in 3 to 2000 characters what was done")))
 		return
 	}
 	h, err := c.records.ResolveHandover(r.Context(), id, p.Name, note, c.now())
@@ -214,9 +214,9 @@ func flash(r *http.Request) string {
 func (c *Console) recordErr(w http.ResponseWriter, r *http.Request, p person, kind string, err error) {
 	switch {
 	case errors.Is(err, records.ErrNotFound):
-		c.failAs(w, r, p, problemOf(errmap.Invalid(kind+"_id", "names no "+kind), http.StatusNotFound))
+		c.failAs(w, r, p, problemOf(errmap.InvalidPage(http.StatusNotFound, kind+"_id", "names no "+kind)))
 	case errors.Is(err, records.ErrHandoverState):
-		c.failAs(w, r, p, problemOf(errmap.Invalid(kind+"_id", "names a "+kind+" whose status does not allow this step: reload it"), http.StatusConflict))
+		c.failAs(w, r, p, problemOf(errmap.InvalidPage(http.StatusConflict, kind+"_id", "names a "+kind+" whose status does not allow this step: reload it")))
 	default:
 		c.internal(w, r, p, err)
 	}
@@ -224,7 +224,7 @@ func (c *Console) recordErr(w http.ResponseWriter, r *http.Request, p person, ki
 
 func (c *Console) internal(w http.ResponseWriter, r *http.Request, p person, err error) {
 	c.log.ErrorContext(r.Context(), "console", "path", r.URL.Path, "error", err)
-	c.failAs(w, r, p, problemOf(errmap.Map(err), 0))
+	c.failAs(w, r, p, problemOf(errmap.Map(err)))
 }
 
 var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected}
@@ -244,7 +244,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, p person) {
 		status = records.ApprovalPending
 	}
 	if !slices.Contains(approvalStatuses, status) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be one of "+strings.Join(approvalStatuses, ", ")), 0))
+		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be one of "+strings.Join(approvalStatuses, ", "))))
 		return
 	}
 	pg, pr := c.listPage(r, approvalForm)
@@ -271,7 +271,7 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, p person) {
 func (c *Console) decide(w http.ResponseWriter, r *http.Request, p person) {
 	id := r.PathValue("id")
 	if !approvalForm.MatchString(id) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("approval_id", "must be an approval id such as A0000001"), http.StatusNotFound))
+		c.failAs(w, r, p, problemOf(errmap.InvalidPage(http.StatusNotFound, "approval_id", "must be an approval id such as A0000001")))
 		return
 	}
 	body, _ := json.Marshal(map[string]string{"decision": r.PostFormValue("decision"), "reason": strings.TrimSpace(r.PostFormValue("reason"))})
@@ -312,7 +312,7 @@ func (c *Console) holds(w http.ResponseWriter, r *http.Request, p person) {
 		status = records.HoldHeld
 	}
 	if status != records.HoldHeld && status != records.HoldReleased {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be held or released"), 0))
+		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be held or released")))
 		return
 	}
 	pg, pr := c.listPage(r, holdForm)
@@ -356,7 +356,7 @@ func (c *Console) runs(w http.ResponseWriter, r *http.Request, p person) {
 	d := runsData{RunID: r.URL.Query().Get("run_id")}
 	if d.RunID != "" {
 		if !runForm.MatchString(d.RunID) {
-			c.failAs(w, r, p, problemOf(errmap.Invalid("run_id", "must be 1 to 128 letters, digits, '.', '_', ':' or '-'"), 0))
+			c.failAs(w, r, p, problemOf(errmap.Invalid("run_id", "must be 1 to 128 letters, digits, '.', '_', ':' or '-'")))
 			return
 		}
 		b, found, err := c.gw.RunJSON(r.Context(), d.RunID)

@@ -108,13 +108,10 @@ type problem struct {
 
 type detail struct{ Key, Value string }
 
-// problemOf shows e; status 0 takes the catalogue's.
-func problemOf(e *errmap.Error, status int) problem {
+// problemOf shows e with the status errmap gave it.
+func problemOf(e *errmap.Error) problem {
 	b := e.Body()
-	if status == 0 {
-		status = e.Status
-	}
-	return problem{Status: status, Code: string(b.Code), Message: b.Message, Retryable: b.Retryable,
+	return problem{Status: e.Status, Code: string(b.Code), Message: b.Message, Retryable: b.Retryable,
 		NextAction: string(b.NextAction), Details: detailsOf(b.Details)}
 }
 
@@ -122,7 +119,7 @@ func problemOf(e *errmap.Error, status int) problem {
 func problemFromAPI(status int, body []byte) problem {
 	var b errmap.Body
 	if err := json.Unmarshal(body, &b); err != nil || b.Code == "" {
-		return problemOf(errmap.Map(fmt.Errorf("console: the API answered %d without an error body", status)), 0)
+		return problemOf(errmap.Map(fmt.Errorf("console: the API answered %d without an error body", status)))
 	}
 	return problem{Status: status, Code: string(b.Code), Message: b.Message, Retryable: b.Retryable,
 		NextAction: string(b.NextAction), Details: detailsOf(b.Details)}
@@ -152,5 +149,5 @@ func (c *Console) failAs(w http.ResponseWriter, r *http.Request, p person, pr pr
 
 // notFoundError is the page of a path the console does not serve.
 func notFoundError() problem {
-	return problemOf(errmap.Invalid("path", "names no page of the console"), http.StatusNotFound)
+	return problemOf(errmap.InvalidPage(http.StatusNotFound, "path", "names no page of the console"))
 }

@@ -163,13 +163,13 @@ func (c *Console) form(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil {
-			c.fail(w, r, problemOf(errmap.Invalid("form", "could not be read: send the page's form as it is"), http.StatusBadRequest))
+			c.fail(w, r, problemOf(errmap.Invalid("form", "could not be read: send the page's form as it is")))
 			return
 		}
 		p, _ := c.session(r)
 		if !c.checkCSRF(r, p) {
-			c.fail(w, r, problemOf(errmap.Invalid(csrfField,
-				"is missing or does not match this browser's session: reload the page and send the form again"), http.StatusForbidden))
+			c.fail(w, r, problemOf(errmap.InvalidPage(http.StatusForbidden, csrfField,
+				"is missing or does not match this browser's session: reload the page and send the form again")))
 			return
 		}
 		next(w, r)
@@ -188,11 +188,11 @@ func (c *Console) person(scope string, next func(http.ResponseWriter, *http.Requ
 				http.Redirect(w, r, "/console/sign-in?next="+r.URL.EscapedPath(), http.StatusSeeOther)
 				return
 			}
-			c.fail(w, r, problemOf(errmap.Map(refusal.Unauthenticated{}), 0))
+			c.fail(w, r, problemOf(errmap.Map(refusal.Unauthenticated{})))
 			return
 		}
 		if scope != "" && !p.has(scope) {
-			c.failAs(w, r, p, problemOf(errmap.Map(refusal.ScopeMissing{Scope: scope, Operation: "console page " + r.URL.Path}), 0))
+			c.failAs(w, r, p, problemOf(errmap.Map(refusal.ScopeMissing{Scope: scope, Operation: "console page " + r.URL.Path})))
 			return
 		}
 		next(w, r, p)
@@ -226,14 +226,14 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	cred, err := c.gw.SignIn(strings.TrimSpace(r.PostFormValue("key")))
 	if err != nil {
 		if err == api.ErrNoKeys {
-			c.fail(w, r, problemOf(errmap.Invalid("key", "cannot sign in: the gateway has no API keys configured (-api-keys); give each person a key with the approve or review scope"), http.StatusConflict))
+			c.fail(w, r, problemOf(errmap.InvalidPage(http.StatusConflict, "key", "cannot sign in: the gateway has no API keys configured (-api-keys); give each person a key with the approve or review scope")))
 			return
 		}
-		c.fail(w, r, problemOf(errmap.Map(err), 0))
+		c.fail(w, r, problemOf(errmap.Map(err)))
 		return
 	}
 	if !mayUseConsole(cred.Scopes) {
-		c.fail(w, r, problemOf(errmap.Map(refusal.ScopeMissing{Scope: api.ScopeApprove + " or " + api.ScopeReview, Operation: "console sign-in"}), 0))
+		c.fail(w, r, problemOf(errmap.Map(refusal.ScopeMissing{Scope: api.ScopeApprove + " or " + api.ScopeReview, Operation: "console sign-in"})))
 		return
 	}
 	d := sessionData{Name: cred.Name, KeyFP: keyFingerprint(cred), Expires: c.now().Add(c.ttl).Unix(), Nonce: newNonce()}
