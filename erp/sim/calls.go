@@ -86,10 +86,29 @@ func (s *Server) record(r *http.Request, svc erp.Service, sub string) func(statu
 	}
 }
 
-// statusWriter notes the status a handler answers with.
+// statusWriter notes the status a handler answers with and completes the
+// call's log entry with it, once.
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	done   func(status int)
+}
+
+// finish completes the log entry with the status answered, unless drop
+// already did.
+func (w *statusWriter) finish() {
+	if w.done != nil {
+		w.done(w.status)
+		w.done = nil
+	}
+}
+
+// drop completes the log entry of a call whose connection is about to be
+// dropped: before the drop, since the client may read the log as soon as
+// it sees the connection go.
+func (w *statusWriter) drop() {
+	w.status = 0
+	w.finish()
 }
 
 func (w *statusWriter) WriteHeader(status int) {

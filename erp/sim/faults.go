@@ -583,6 +583,9 @@ func statusFault(status int) *apiError {
 // dropConnection closes the client's connection without an answer; reset
 // makes the close abortive so the client sees "connection reset by peer".
 func dropConnection(w http.ResponseWriter, reset bool) {
+	if sw, ok := w.(*statusWriter); ok {
+		sw.drop()
+	}
 	conn, _, err := http.NewResponseController(w).Hijack()
 	if err != nil {
 		// Connections that cannot be hijacked (HTTP/2) are aborted by the

@@ -29,9 +29,8 @@ func (s *Server) serveOData(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.opts.RecordCalls {
-		sw := &statusWriter{ResponseWriter: w}
-		done := s.record(r, svc.id, sub)
-		defer func() { done(sw.status) }()
+		sw := &statusWriter{ResponseWriter: w, done: s.record(r, svc.id, sub)}
+		defer sw.finish()
 		w = sw
 	}
 	// A read of the service itself, its root (the CSRF fetch) or its
