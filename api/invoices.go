@@ -26,12 +26,25 @@ func handleGetInvoice(invoices erp.Invoices) operationFunc {
 		if err != nil {
 			return nil, err
 		}
-		inv, err := invoices.Invoice(r.Context(), id)
+		// The invoice read is the ERP's, kept for the run's match and
+		// approval request that follow.
+		inv, err := invoices.Invoice(erp.KeepRunRead(r.Context(), runReadKey(r.Context())), id)
 		if err != nil {
 			return nil, err
 		}
 		return toInvoice(inv), nil
 	}
+}
+
+// runReadKey names the request's run for the invoice reads its steps share
+// (erp.RunReads): the client and the run id, so that no client sees
+// another's reads; "" without a run id.
+func runReadKey(ctx context.Context) string {
+	run := RunIDFromContext(ctx)
+	if run == "" {
+		return ""
+	}
+	return recordFrom(ctx).client + "\x00" + run
 }
 
 type matcher interface {
@@ -48,7 +61,7 @@ func handleThreeWayMatch(m matcher) operationFunc {
 		if err := decode(r, body, &req, true); err != nil {
 			return nil, err
 		}
-		res, err := m.ThreeWayMatch(r.Context(), id)
+		res, err := m.ThreeWayMatch(erp.ShareRunRead(r.Context(), runReadKey(r.Context())), id)
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +103,7 @@ func handleRequestApproval(a approvalRequester) operationFunc {
 		case req.ProposedAction == "correct_amount":
 			return nil, errmap.Invalid("corrected_amount", "is required when proposed_action is correct_amount")
 		}
-		appr, err := a.RequestApproval(r.Context(), erp.ApprovalRequest{InvoiceID: id, ProposedAction: req.ProposedAction,
+		appr, err := a.RequestApproval(erp.ShareRunRead(r.Context(), runReadKey(r.Context())), erp.ApprovalRequest{InvoiceID: id, ProposedAction: req.ProposedAction,
 			Justification: req.Justification, Corrected: corrected, Client: recordFrom(r.Context()).client})
 		if err != nil {
 			return nil, err

@@ -38,6 +38,9 @@ type Metrics struct {
 	handover *prometheus.CounterVec
 	holds    *prometheus.CounterVec
 	authFail *prometheus.CounterVec
+	runReads *prometheus.CounterVec
+	runHit   prometheus.Counter
+	runMiss  prometheus.Counter
 
 	// served and tried keep the collectors of each label combination the
 	// hot path has seen, so that a request finds them in one lookup
@@ -153,10 +156,14 @@ func NewMetrics() *Metrics {
 			Namespace: "erpgate", Name: "auth_failures_total",
 			Help: "Requests refused for their credentials, by reason (missing, unknown_key, bad_token, unverifiable).",
 		}, []string{"reason"}),
+		runReads: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "run_invoice_reads_total",
+			Help: "Invoice reads a match or an approval request may take from its run, by result: hit (the run's read within -run-read-ttl) or miss (read from the ERP).",
+		}, []string{"result"}),
 	}
 	m.registry.MustRegister(m.outcomes, m.requests, m.latency, m.attempts, m.attemptD,
 		m.retries, m.budget, m.fastFail, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
-		m.limits, m.handover, m.holds, m.authFail,
+		m.limits, m.handover, m.holds, m.authFail, m.runReads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, k := range limitKinds {
 		m.limits.WithLabelValues(k)
@@ -167,6 +174,7 @@ func NewMetrics() *Metrics {
 	for _, r := range authFailReasons {
 		m.authFail.WithLabelValues(r)
 	}
+	m.runHit, m.runMiss = m.runReads.WithLabelValues("hit"), m.runReads.WithLabelValues("miss")
 	for _, e := range []string{"placed", "rechecked", "released"} {
 		m.holds.WithLabelValues(e)
 	}
@@ -250,6 +258,16 @@ func (m *Metrics) Rechecked(released bool) {
 		return
 	}
 	m.holds.WithLabelValues("rechecked").Inc()
+}
+
+// RunRead counts an invoice read that a match or an approval request may
+// take from its run (erp.RunReads), and whether the run's read answered it.
+func (m *Metrics) RunRead(hit bool) {
+	if hit {
+		m.runHit.Inc()
+		return
+	}
+	m.runMiss.Inc()
 }
 
 // authFailed counts a request refused for its credentials; reason is one

@@ -104,7 +104,7 @@ func (s *Server) routes(r chi.Router) {
 			s.guardRun,       // step_run.go: the run's loop limits; back: the run's history
 		)
 
-		erp, ap := s.erp, s.ap
+		erp, ap := s.invoices, s.ap
 		r.Method(http.MethodGet, "/invoices/{invoice_id}", serve(opGetInvoice, handleGetInvoice(erp)))
 		r.Method(http.MethodPost, "/invoices/{invoice_id}/three-way-match", serve(opThreeWayMatch, handleThreeWayMatch(ap)))
 		r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", serve(opRequestApproval, handleRequestApproval(ap)))

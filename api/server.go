@@ -93,6 +93,10 @@ type Options struct {
 	// retry may take it over, as after the gateway died. Default
 	// DefaultKeyLease (2m).
 	KeyLease time.Duration
+	// RunReadTTL is how long the invoice one request of an agent run read
+	// serves that run's three-way match and approval request, instead of
+	// another read (erp.RunReads). Zero: every request reads the ERP.
+	RunReadTTL time.Duration
 	// WriteWait is how long a write waits for another call in flight with
 	// its idempotency key, or for another write of its invoice, before it
 	// answers WRITE_IN_PROGRESS; never past the request's deadline.
@@ -132,14 +136,22 @@ const DefaultMaxHeaderBytes = 32 << 10
 // one gets the plain-text 431 that net/http writes itself.
 const ServerMaxHeaderBytes = 2 * DefaultMaxHeaderBytes
 
+// DefaultRunReadTTL is the gateway's default -run-read-ttl: how long a
+// run's invoice read serves its match and approval request (Options.
+// RunReadTTL, whose zero value is off).
+const DefaultRunReadTTL = 30 * time.Second
+
 // DefaultMaxKeysPerClient is the idempotency key cap when Options leaves it
 // zero.
 const DefaultMaxKeysPerClient = 10000
 
 // Server is the gateway's HTTP handler.
 type Server struct {
-	erp     erp.Client
-	records records.Store
+	erp erp.Client
+	// invoices is erp, or erp sharing invoice reads within a run
+	// (erp.RunReads): the client the operations read through.
+	invoices erp.Client
+	records  records.Store
 	// ap runs the accounts-payable steps that take more than one ERP
 	// call: the handlers of match, approval, posting, hold and handover.
 	ap              *erp.Process
@@ -205,10 +217,19 @@ func NewServer(opts Options) (*Server, error) {
 	case opts.MaxKeysPerClient < 0:
 		opts.MaxKeysPerClient = 0
 	}
+	// The operations read the ERP through invoices, which lets the steps
+	// of one run share an invoice read when RunReadTTL allows it; s.erp
+	// stays the client itself, for what it says of the ERP's services.
+	var invoices erp.Client = opts.ERP
+	if opts.RunReadTTL > 0 {
+		invoices = erp.NewRunReads(opts.ERP, erp.RunReadsOptions{TTL: opts.RunReadTTL, Now: opts.Now,
+			Observe: opts.Metrics.RunRead})
+	}
 	s := &Server{
-		erp:     opts.ERP,
-		records: opts.Records,
-		ap: erp.NewProcess(opts.ERP, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
+		erp:      opts.ERP,
+		invoices: invoices,
+		records:  opts.Records,
+		ap: erp.NewProcess(invoices, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
 			Routing: opts.Routing, NotifyApprovals: opts.NotifyApprovals, NotifyHandovers: opts.NotifyHandovers,
 			Now: opts.Now}),
 		metrics:    opts.Metrics,

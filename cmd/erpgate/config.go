@@ -64,6 +64,7 @@ type config struct {
 	maxKeys          int
 	recheckEvery     time.Duration
 	recheckInterval  time.Duration
+	runReadTTL       time.Duration
 	credentials      []api.Credential
 	oauth            struct {
 		issuer, jwksURL, audience, scopeClaim string
@@ -187,6 +188,8 @@ var settings = []setting{
 		durationSetting(time.Minute, "must be a duration of at least 1m", func(c *config, d time.Duration) { c.runLimits.TTL = d })},
 	{"run-strict", "ERPGATE_RUN_STRICT", "false", "refuse tool calls that carry no run id (X-Run-Id or run_id)",
 		boolSetting(func(c *config, on bool) { c.runLimits.Strict = on })},
+	{"run-read-ttl", "ERPGATE_RUN_READ_TTL", api.DefaultRunReadTTL.String(), "how long the invoice a run's request read serves the same run's three-way match and approval request instead of another ERP read (0: every request reads the ERP; a posting always does)",
+		durationSetting(0, "must be a duration such as 30s, or 0", func(c *config, d time.Duration) { c.runReadTTL = d })},
 	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)",
 		boolSetting(func(c *config, on bool) { c.runLimits.FailOpen = on })},
 	{"recheck-every", "ERPGATE_RECHECK_EVERY", "1h", "how often a held invoice's goods receipt is checked again while it is missing",

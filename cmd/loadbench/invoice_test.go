@@ -20,53 +20,70 @@ func TestInvoiceRound(t *testing.T) {
 	}
 	// The clean invoice's post is the first write of the gateway: its
 	// read of the invoice brings the CSRF token along. The second finds it
-	// cached. Either way: the invoice, the Post, the read-back.
-	want := map[string]map[string]int{
+	// cached. Either way: the invoice, the Post, the read-back. With the
+	// run's read shared, the match and the approval request read no
+	// invoice of their own; reading afresh, each does.
+	shared := map[string]map[string]int{
+		"5105600101": {stepGet: 1, stepMatch: 4, stepApproval: 0, stepPost: 3},
+		"5105600102": {stepGet: 1, stepMatch: 4, stepApproval: 0, stepDecide: 0, stepPost: 3},
+	}
+	fresh := map[string]map[string]int{
 		"5105600101": {stepGet: 1, stepMatch: 5, stepApproval: 1, stepPost: 3},
 		"5105600102": {stepGet: 1, stepMatch: 5, stepApproval: 1, stepDecide: 0, stepPost: 3},
 	}
-	if len(r.flows) != len(invoiceFlows) || len(r.seq) != len(invoiceFlows) {
-		t.Fatalf("%d flows and %d sequential runs, want %d", len(r.flows), len(r.seq), len(invoiceFlows))
+	if len(r.flows) != len(invoiceFlows) || len(r.fresh) != len(invoiceFlows) || len(r.seq) != len(invoiceFlows) {
+		t.Fatalf("%d flows, %d fresh and %d sequential runs, want %d", len(r.flows), len(r.fresh), len(r.seq), len(invoiceFlows))
 	}
-	for i, f := range r.flows {
-		w := want[f.flow.id]
-		if len(f.steps) != len(w) {
-			t.Errorf("invoice %s: %d steps, want %d", f.flow.id, len(f.steps), len(w))
+	for _, f := range r.flows {
+		checkFlow(t, "shared", f, shared[f.flow.id])
+		if n := f.trips(); n != 5 {
+			t.Errorf("invoice %s: %d round trips, want 5 (invoice; the match's four reads at once; read, Post, read-back)", f.flow.id, n)
 		}
-		total := 0
-		for _, s := range f.steps {
-			if n, ok := w[s.name]; !ok || len(s.calls) != n {
-				t.Errorf("invoice %s, %s: %d ERP calls, want %d", f.flow.id, s.name, len(s.calls), n)
-			}
-			if rr := repeatedReads(s.calls); len(rr) > 0 {
-				t.Errorf("invoice %s, %s: reads repeated within the request: %v", f.flow.id, s.name, rr)
-			}
-			total += len(s.calls)
-		}
-		posts := 0
-		for _, c := range f.step(stepPost).calls {
-			if c.Method == "POST" {
-				posts++
-			}
-		}
-		if posts != 1 {
-			t.Errorf("invoice %s: %d writes, want one Post", f.flow.id, posts)
-		}
-		// The sequential client makes the same calls and a CSRF fetch
-		// before its write.
+	}
+	for i, f := range r.fresh {
+		total := checkFlow(t, "afresh", f, fresh[f.flow.id])
+		// The sequential client makes the calls of the fresh flow and a
+		// CSRF fetch before its write.
 		seq := total + 1
-		for _, c := range f.step(stepPost).calls {
-			if isFetch(c) {
-				t.Errorf("invoice %s: the post fetched a CSRF token by a call of its own: %s", f.flow.id, c.Key())
-			}
-		}
-		if n := writeTrips(f.step(stepPost).calls); n != 2 {
-			t.Errorf("invoice %s: the post's write part took %d round trips, want 2 (Post, read-back)", f.flow.id, n)
-		}
-		if r.seq[i].calls != seq || r.seq[i].trips > r.seq[i].calls {
-			t.Errorf("invoice %s: sequential client %d calls in %d round trips, want %d calls", f.flow.id, r.seq[i].calls, r.seq[i].trips, seq)
+		if r.seq[i].calls != seq || r.seq[i].trips != r.seq[i].calls {
+			t.Errorf("invoice %s: sequential client %d calls in %d round trips, want %d calls one after the other", f.flow.id, r.seq[i].calls, r.seq[i].trips, seq)
 		}
 	}
+}
+
+// checkFlow checks the ERP calls of each step of f against want and what
+// holds of every flow, and returns the flow's calls.
+func checkFlow(t *testing.T, how string, f flowResult, want map[string]int) int {
+	t.Helper()
+	if len(f.steps) != len(want) {
+		t.Errorf("%s, invoice %s: %d steps, want %d", how, f.flow.id, len(f.steps), len(want))
+	}
+	total := 0
+	for _, s := range f.steps {
+		if n, ok := want[s.name]; !ok || len(s.calls) != n {
+			t.Errorf("%s, invoice %s, %s: %d ERP calls, want %d", how, f.flow.id, s.name, len(s.calls), n)
+		}
+		if rr := repeatedReads(s.calls); len(rr) > 0 {
+			t.Errorf("%s, invoice %s, %s: reads repeated within the request: %v", how, f.flow.id, s.name, rr)
+		}
+		total += len(s.calls)
+	}
+	posts := 0
+	for _, c := range f.step(stepPost).calls {
+		if c.Method == "POST" {
+			posts++
+		}
+		if isFetch(c) {
+			t.Errorf("%s, invoice %s: the post fetched a CSRF token by a call of its own: %s", how, f.flow.id, c.Key())
+		}
+	}
+	if posts != 1 {
+		t.Errorf("%s, invoice %s: %d writes, want one Post", how, f.flow.id, posts)
+	}
+	if n := writeTrips(f.step(stepPost).calls); n != 2 {
+		t.Errorf("%s, invoice %s: the post's write part took %d round trips, want 2 (Post, read-back)", how, f.flow.id, n)
+	}
+	return total
 }
 
 func TestRoundTrips(t *testing.T) {

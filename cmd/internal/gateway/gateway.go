@@ -134,6 +134,9 @@ type Config struct {
 	// RecheckEvery and RecheckInterval pace the re-checks of holds waiting
 	// for a goods receipt; zero takes recheck's defaults.
 	RecheckEvery, RecheckInterval time.Duration
+	// RunReadTTL is api.Options.RunReadTTL: how long a run's invoice read
+	// serves its match and approval request. Zero: not at all.
+	RunReadTTL time.Duration
 
 	// Now is the clock of the gateway and its simulated ERP; nil is
 	// time.Now.
@@ -284,8 +287,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, Runs: cfg.Runs, RunStore: runStore,
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
 		NotifyApprovals: cfg.ApprovalWebhook != "", NotifyHandovers: cfg.HandoverWebhook != "",
-		MaxKeysPerClient: cfg.MaxKeysPerClient,
-		AuthFailLimit:    cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
+		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL,
+		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
 		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
 		BreakerStates: g.runner.BreakerStates,
 	})
