@@ -227,3 +227,27 @@ func TestRunReadsForgetAPostedInvoice(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRunReads measures a match's invoice read answered by its run's
+// read, against the read passed through unmarked.
+func BenchmarkRunReads(b *testing.B) {
+	base := &countingERP{inv: erp.Invoice{ID: "5105600101", FiscalYear: "2026", Status: erp.InvoiceParked,
+		Lines: []erp.InvoiceLine{{Item: "1", POID: "4500018822", POItem: "10"}, {Item: "2", POID: "4500018822", POItem: "20"}}}}
+	rr := erp.NewRunReads(base, erp.RunReadsOptions{TTL: time.Minute})
+	for _, bc := range []struct {
+		name string
+		ctx  context.Context
+	}{
+		{"hit", erp.ShareRunRead(context.Background(), "agent\x00run-1")},
+		{"unmarked", context.Background()},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := rr.Invoice(bc.ctx, base.inv.ID); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
