@@ -189,6 +189,11 @@ func checkOutput(t *testing.T, out string, withNginx bool) {
 			if verdict != "n/a" {
 				t.Errorf("goal judged without nginx: %q", g)
 			}
+		case verdict == "n/a" && strings.Contains(g, "whole erpgate process") && strings.Contains(g, "unknown ("):
+			// Counting the process's allocations takes scrapes of its
+			// /metrics between the loads; on a machine loaded past its
+			// cores one can fail, and the line says why.
+			t.Logf("process allocations not counted in this run: %q", g)
 		case verdict != "PASS" && verdict != "MISS":
 			t.Errorf("goal without PASS or MISS: %q", g)
 		}

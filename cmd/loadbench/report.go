@@ -200,7 +200,7 @@ func (b *bench) perCall(w io.Writer) {
 	if b.procAlloc > 0 {
 		goal(w, name, fmt.Sprintf("%.0f, %.1f KB", b.procAlloc, b.procBytes/1000), verdict(b.procAlloc <= goalProcAllocs))
 	} else {
-		goal(w, name, "unknown", "n/a")
+		goal(w, name, fmt.Sprintf("unknown (%v)", b.procErr), "n/a")
 	}
 }
 

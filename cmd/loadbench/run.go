@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,6 +52,7 @@ type bench struct {
 	allocs    allocReading
 	procAlloc float64 // mallocs per get_invoice in the erpgate process; 0 when unknown
 	procBytes float64 // bytes allocated per get_invoice in the erpgate process
+	procErr   error   // why procAlloc is unknown
 	memGW     memoryReading
 	memNginx  *memoryReading
 	loadEnd   string
@@ -242,18 +244,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			r.rate = rate[r.op]
 			progress("constant rate, round %d of %d: %s via %s, %.0f/s, %s", round+1, rounds, r.op, r.target.name, r.rate, cfg.fixed/time.Duration(rounds))
 			var before memCount
+			var scrapeErr error
 			count := r.op == opGetInvoice && r.target.name == gateway
 			if count {
-				before = scrapeCost(ctx, loaders[r].client, gw.url)
+				before, scrapeErr = scrapeCost(ctx, loaders[r].client, gw.url)
 			}
 			s := loaders[r].attack(ctx, r.rate, 8, cfg.fixed/time.Duration(rounds), 0)
 			r.fixed.add(s)
-			if count && before.mallocs > 0 {
-				if after, err := memCounters(ctx, loaders[r].client, gw.url); err == nil {
+			if count && scrapeErr == nil {
+				var after memCount
+				if after, scrapeErr = retryScrape(ctx, loaders[r].client, gw.url); scrapeErr == nil {
 					allocs += after.mallocs - before.mallocs
 					allocBytes += after.bytes - before.bytes
 					counted += float64(s.all)
 				}
+			}
+			if scrapeErr != nil {
+				b.procErr = scrapeErr
 			}
 			if err := ctx.Err(); err != nil {
 				return err
@@ -262,6 +269,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if counted > 0 {
 		b.procAlloc, b.procBytes = allocs/counted, allocBytes/counted
+	} else if b.procErr == nil {
+		b.procErr = errors.New("no get_invoice answered while counting")
 	}
 
 	if cfg.profile != "" {
@@ -316,16 +325,32 @@ func (b *bench) rounds(n int) int {
 // scrapeCost reads the erpgate process's allocation counters twice and
 // returns the second reading less what the first scrape allocated, so that
 // a later reading less it counts only the requests in between.
-func scrapeCost(ctx context.Context, client *http.Client, url string) memCount {
-	first, err := memCounters(ctx, client, url)
+func scrapeCost(ctx context.Context, client *http.Client, url string) (memCount, error) {
+	first, err := retryScrape(ctx, client, url)
 	if err != nil {
-		return memCount{}
+		return memCount{}, err
 	}
-	second, err := memCounters(ctx, client, url)
+	second, err := retryScrape(ctx, client, url)
 	if err != nil {
-		return memCount{}
+		return memCount{}, err
 	}
-	return memCount{mallocs: second.mallocs + (second.mallocs - first.mallocs), bytes: second.bytes + (second.bytes - first.bytes)}
+	return memCount{mallocs: second.mallocs + (second.mallocs - first.mallocs), bytes: second.bytes + (second.bytes - first.bytes)}, nil
+}
+
+// retryScrape reads the allocation counters, trying up to three times: on a
+// machine loaded past its cores a scrape can fail where the load did not.
+func retryScrape(ctx context.Context, client *http.Client, url string) (memCount, error) {
+	var err error
+	for range 3 {
+		var c memCount
+		if c, err = memCounters(ctx, client, url); err == nil {
+			return c, nil
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return memCount{}, err
 }
 
 // failures describes the rows whose hits did not all get the expected
