@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/erpgate/erpgate/errmap"
 
@@ -109,57 +110,76 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// directMessage is the one tools/call of the direct path, decoded in one
+// pass: the members a request has, no other (an unknown member, or a
+// member given twice, makes the decoding fail), names matched exactly.
+type directMessage struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  struct {
+		Meta      jsontext.Value `json:"_meta"`
+		Name      jsontext.Value `json:"name"`
+		Arguments jsontext.Value `json:"arguments"`
+	} `json:"params"`
+}
+
+// directDecoding is how the direct path decodes a message: as the SDK's
+// strict decoding, and refusing any member directMessage does not know.
+var directDecoding = jsonv2.RejectUnknownMembers(true)
+
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
 // name and arguments only (and _meta, of versionHeaders), no member twice;
 // for versionHeaders, with the request headers the SDK wants and agreeing
 // with the body.
 func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
-	var msg map[string]jsontext.Value
-	if jsonv2.Unmarshal(body, &msg) != nil || len(msg) != 4 ||
-		string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` || !directID.Match(msg["id"]) {
+	var msg directMessage
+	if jsonv2.Unmarshal(body, &msg, directDecoding) != nil || msg.ID == nil || msg.Params.Name == nil ||
+		string(msg.JSONRPC) != `"2.0"` || string(msg.Method) != `"tools/call"` || !directID.Match(msg.ID) {
 		return nil, nil, nil, false
 	}
-	var params map[string]jsontext.Value
-	if jsonv2.Unmarshal(msg["params"], &params) != nil || len(params) == 0 {
+	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
+	if v7 != (msg.Params.Meta != nil) || (v7 && !s.metaOK(msg.Params.Meta)) {
 		return nil, nil, nil, false
-	}
-	known := 1 // name
-	if header.Get("Mcp-Protocol-Version") == versionHeaders {
-		if !metaOK(params["_meta"]) {
-			return nil, nil, nil, false
-		}
-		known++
 	}
 	var name string
-	if jsonv2.Unmarshal(params["name"], &name) != nil {
+	if jsonv2.Unmarshal(msg.Params.Name, &name) != nil {
 		return nil, nil, nil, false
 	}
 	t, ok = s.tools[name]
 	if !ok {
 		return nil, nil, nil, false
 	}
-	a, given := params["arguments"]
-	if given {
-		known++
-	}
-	if len(params) != known {
-		return nil, nil, nil, false
-	}
-	if given && a.Kind() == 'n' {
+	a := msg.Params.Arguments
+	if a != nil && a.Kind() == 'n' {
 		// The SDK keeps no null arguments.
 		a = nil
 	}
-	if header.Get("Mcp-Protocol-Version") == versionHeaders && !t.headersAgree(name, a, header) {
+	if v7 && !t.headersAgree(name, a, header) {
 		return nil, nil, nil, false
 	}
-	return t, msg["id"], json.RawMessage(a), true
+	return t, msg.ID, json.RawMessage(a), true
 }
 
-// metaOK reports whether raw is a _meta of versionHeaders the SDK takes:
-// the protocol version, the client's capabilities, and perhaps the
+// metaOK reports whether raw is a _meta of versionHeaders the SDK takes
+// (see metaTaken); the _meta values it has taken are kept, as a client
+// sends the same one with every call.
+func (s *Server) metaOK(raw jsontext.Value) bool {
+	if s.metas.has(raw) {
+		return true
+	}
+	if !metaTaken(raw) {
+		return false
+	}
+	s.metas.add(raw)
+	return true
+}
+
+// metaTaken reports whether raw is a _meta of versionHeaders the SDK
+// takes: the protocol version, the client's capabilities, and perhaps the
 // client's name, nothing else.
-func metaOK(raw jsontext.Value) bool {
+func metaTaken(raw jsontext.Value) bool {
 	var meta map[string]jsontext.Value
 	if raw == nil || jsonv2.Unmarshal(raw, &meta) != nil {
 		return false
@@ -180,6 +200,32 @@ func metaOK(raw jsontext.Value) bool {
 		n++
 	}
 	return len(meta) == n
+}
+
+// maxMetas bounds the _meta values a Server keeps as taken.
+const maxMetas = 1024
+
+// metaSet is a bounded set of _meta values, safe for concurrent use; when
+// full, it starts again empty.
+type metaSet struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+func (ms *metaSet) has(raw []byte) bool {
+	ms.mu.RLock()
+	_, ok := ms.m[string(raw)]
+	ms.mu.RUnlock()
+	return ok
+}
+
+func (ms *metaSet) add(raw []byte) {
+	ms.mu.Lock()
+	if ms.m == nil || len(ms.m) >= maxMetas {
+		ms.m = make(map[string]struct{})
+	}
+	ms.m[string(raw)] = struct{}{}
+	ms.mu.Unlock()
 }
 
 // capabilitiesOK reports whether raw is client capabilities the SDK

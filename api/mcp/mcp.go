@@ -59,8 +59,10 @@ type Server struct {
 	// serverInfo is the server's name as the results of 2026-07-28 carry
 	// it, in JSON.
 	serverInfo []byte
-	server     *sdk.Server
-	handler    http.Handler
+	// metas are the _meta values of 2026-07-28 the direct path has taken.
+	metas   metaSet
+	server  *sdk.Server
+	handler http.Handler
 	// auth is set when credentials are configured: no operation is
 	// allowed without them.
 	auth bool
