@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/errmap"
 
@@ -329,42 +330,159 @@ func internalError(id jsontext.Value) []byte {
 // serverInfo (the server's name, as JSON), the result is of versionHeaders:
 // it names the server in _meta and has resultType complete.
 func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, 2*len(body)+len(serverInfo)+160))
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.Write(id)
-	buf.WriteString(`,"result":{`)
+	out := make([]byte, 0, 2*len(body)+len(serverInfo)+160)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":{`...)
 	if serverInfo != nil {
-		buf.WriteString(`"_meta":{"` + metaServerInfo + `":`)
-		buf.Write(serverInfo)
-		buf.WriteString(`},`)
+		out = append(out, `"_meta":{"`+metaServerInfo+`":`...)
+		out = append(out, serverInfo...)
+		out = append(out, `},`...)
 	}
-	buf.WriteString(`"content":[{"type":"text","text":`)
-	enc := json.NewEncoder(buf)
-	if err := enc.Encode(string(bytes.TrimSuffix(body, []byte("\n")))); err != nil {
-		return nil, err
-	}
-	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	buf.WriteString("}]")
+	out = append(out, `"content":[{"type":"text","text":`...)
+	out = appendString(out, bytes.TrimSuffix(body, []byte("\n")))
+	out = append(out, "}]"...)
 	end := "}}"
 	if serverInfo != nil {
 		end = `,"resultType":"complete"}}`
 	}
 	if status >= 400 {
-		buf.WriteString(`,"isError":true` + end)
-		return buf.Bytes(), nil
+		return append(out, `,"isError":true`+end...), nil
 	}
 	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
-		at := buf.Len()
-		buf.WriteString(`,"structuredContent":`)
-		if enc.Encode(json.RawMessage(obj)) == nil {
-			buf.Truncate(buf.Len() - 1)
-		} else {
-			buf.Truncate(at) // not JSON: no structured content
+		out = appendStructured(out, obj)
+	}
+	return append(out, end...), nil
+}
+
+// appendStructured appends the structured content of obj, a REST body
+// that starts as an object, as encoding/json writes a json.RawMessage
+// with HTML escaping: compacted, and nothing when it is not JSON.
+func appendStructured(out, obj []byte) []byte {
+	out = append(out, `,"structuredContent":`...)
+	if jsontext.Value(obj).IsValid() {
+		return appendCompact(out, obj)
+	}
+	// Not strict JSON (a name twice, invalid UTF-8), or not JSON at all:
+	// encoding/json decides.
+	buf := bytes.NewBuffer(out)
+	at := buf.Len()
+	if json.NewEncoder(buf).Encode(json.RawMessage(obj)) != nil {
+		return out[:at-len(`,"structuredContent":`)]
+	}
+	return buf.Bytes()[:buf.Len()-1] // the encoder's newline
+}
+
+// appendCompact appends src, valid JSON, as encoding/json compacts it with
+// HTML escaping: without the whitespace between tokens, and with <, >, &,
+// U+2028 and U+2029 escaped (in valid JSON they are only in strings).
+func appendCompact(dst, src []byte) []byte {
+	start := 0
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			i++
+			start = i
+		case '"':
+			// A string: up to its closing quote, escaping what needs it.
+			for i++; i < len(src); {
+				c := src[i]
+				if !inStringSpecial[c] {
+					i++
+					continue
+				}
+				switch {
+				case c == '"':
+				case c == '\\':
+					i += 2 // the escaped character is never special
+					continue
+				case c == 0xE2:
+					if i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8 {
+						dst = append(dst, src[start:i]...)
+						dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xF])
+						i += 3
+						start = i
+					} else {
+						i++
+					}
+					continue
+				default: // <, > or &
+					dst = append(dst, src[start:i]...)
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+					i++
+					start = i
+					continue
+				}
+				break
+			}
+			i++ // the closing quote
+		default:
+			i++
 		}
 	}
-	buf.WriteString(end)
-	return buf.Bytes(), nil
+	return append(dst, src[start:]...)
 }
+
+// inStringSpecial are the bytes of a JSON string appendCompact looks at:
+// its end, an escape, and the first bytes of what it escapes.
+var inStringSpecial = [256]bool{'"': true, '\\': true, '<': true, '>': true, '&': true, 0xE2: true}
+
+// appendString appends src as a JSON string as encoding/json writes it
+// with HTML escaping: the short escapes \b, \f, \n, \r, \t, \" and \\,
+// \u00XX for the other control characters and for <, > and &, \ufffd for
+// each byte of invalid UTF-8, and U+2028 and U+2029 escaped.
+func appendString(dst, src []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(src); {
+		if b := src[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRune(src[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, src[start:]...)
+	return append(dst, '"')
+}
+
+// hexDigits are the digits of a \u escape, as encoding/json writes them.
+const hexDigits = "0123456789abcdef"
 
 // acceptsBoth reports whether Accept takes both JSON and an event stream,
 // as the SDK requires of a POST.
