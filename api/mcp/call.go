@@ -34,6 +34,15 @@ const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 // X-Forwarded-For, for the limits by source address behind a trusted proxy.
 var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "Mcp-Param-Run-Id", "X-Forwarded-For"}
 
+// forwardedKeys are the forwarded headers' keys in canonical form.
+var forwardedKeys = func() []string {
+	keys := make([]string, len(forwarded))
+	for i, k := range forwarded {
+		keys[i] = http.CanonicalHeaderKey(k)
+	}
+	return keys
+}()
+
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result. Its data
 // is the five-field INVALID_REQUEST, for clients that show it to the model.
@@ -109,9 +118,9 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 	req.RequestURI = target
 	req.Header = hdr
 	req.Header.Set("Accept", "application/json")
-	for _, k := range forwarded {
-		if v := header.Values(k); len(v) > 0 {
-			req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	for _, k := range forwardedKeys {
+		if v := header[k]; len(v) > 0 {
+			req.Header[k] = append([]string(nil), v...)
 		}
 	}
 	req.RemoteAddr = remote
@@ -141,9 +150,12 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
 		}
 		// encoding/json keeps the last of a name given twice and mends
-		// invalid UTF-8; REST refuses both, and so do the arguments.
-		if field, problem := strictProblem(raw); problem != "" {
-			return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+		// invalid UTF-8; REST refuses both, and so do the arguments
+		// (strictly valid arguments, the usual ones, have neither).
+		if !jsontext.Value(raw).IsValid() {
+			if field, problem := strictProblem(raw); problem != "" {
+				return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+			}
 		}
 	}
 	names := make([]string, 0, len(args))

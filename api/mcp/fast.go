@@ -276,6 +276,9 @@ func (t *tool) headersAgree(name string, args jsontext.Value, header http.Header
 	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != name {
 		return false
 	}
+	if len(t.headers) == 0 {
+		return true
+	}
 	var members map[string]jsontext.Value
 	if args != nil && jsonv2.Unmarshal(args, &members) != nil {
 		// Not an object: the SDK does not look for argument headers, and
@@ -330,7 +333,8 @@ func internalError(id jsontext.Value) []byte {
 // serverInfo (the server's name, as JSON), the result is of versionHeaders:
 // it names the server in _meta and has resultType complete.
 func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]byte, error) {
-	out := make([]byte, 0, 2*len(body)+len(serverInfo)+160)
+	// The body twice, once as text with its quotes escaped.
+	out := make([]byte, 0, 2*len(body)+bytes.Count(body, []byte{'"'})+len(serverInfo)+160)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
 	out = append(out, `,"result":{`...)
