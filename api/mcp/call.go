@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -380,6 +381,18 @@ type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+}
+
+// recorders are recorders for the direct path, whose answers are not
+// kept past the call.
+var recorders = sync.Pool{New: func() any { return &recorder{header: http.Header{}} }}
+
+// release empties r and gives it back to recorders.
+func (r *recorder) release() {
+	clear(r.header)
+	r.status = 0
+	r.body.Reset()
+	recorders.Put(r)
 }
 
 func (r *recorder) Header() http.Header { return r.header }

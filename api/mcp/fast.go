@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,7 +85,11 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("Mcp-Protocol-Version") == versionHeaders {
 		serverInfo = s.serverInfo
 	}
-	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr)
+	// The REST answer and this answer are written into buffers used
+	// again by the calls after this one: neither is kept past the Write.
+	rec := recorders.Get().(*recorder)
+	defer rec.release()
+	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr, rec)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
 		// words it.
@@ -92,7 +97,10 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// From here on the REST handler has run: the request is answered
 	// here whatever happens, never handed to the SDK to run again.
-	out, err := encodeResponse(id, status, res, serverInfo)
+	buf := answers.Get().(*[]byte)
+	defer releaseAnswer(buf)
+	out := appendResponse((*buf)[:0], id, status, res, serverInfo)
+	*buf = out
 	if s.failEncode.Load() {
 		out, err = nil, errEncodeForced
 	}
@@ -333,8 +341,13 @@ func internalError(id jsontext.Value) []byte {
 // serverInfo (the server's name, as JSON), the result is of versionHeaders:
 // it names the server in _meta and has resultType complete.
 func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]byte, error) {
+	return appendResponse(nil, id, status, body, serverInfo), nil
+}
+
+// appendResponse appends the answer of encodeResponse to out.
+func appendResponse(out []byte, id jsontext.Value, status int, body, serverInfo []byte) []byte {
 	// The body twice, once as text with its quotes escaped.
-	out := make([]byte, 0, 2*len(body)+bytes.Count(body, []byte{'"'})+len(serverInfo)+160)
+	out = slices.Grow(out, 2*len(body)+bytes.Count(body, []byte{'"'})+len(serverInfo)+160)
 	out = append(out, `{"jsonrpc":"2.0","id":`...)
 	out = append(out, id...)
 	out = append(out, `,"result":{`...)
@@ -351,12 +364,24 @@ func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]b
 		end = `,"resultType":"complete"}}`
 	}
 	if status >= 400 {
-		return append(out, `,"isError":true`+end...), nil
+		return append(out, `,"isError":true`+end...)
 	}
 	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
 		out = appendStructured(out, obj)
 	}
-	return append(out, end...), nil
+	return append(out, end...)
+}
+
+// answers are buffers for the direct path's answers.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptAnswer is the largest answer buffer kept for another call.
+const maxKeptAnswer = 64 << 10
+
+func releaseAnswer(buf *[]byte) {
+	if cap(*buf) <= maxKeptAnswer {
+		answers.Put(buf)
+	}
 }
 
 // appendStructured appends the structured content of obj, a REST body
