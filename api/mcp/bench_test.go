@@ -27,8 +27,10 @@ func (c *canned) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
 }
 
 // BenchmarkToolsCallGetInvoice measures one tools/call of get_invoice on
-// the MCP endpoint, as a client that initialized once sends it, with the
-// REST answer canned (the REST path has benchmarks of its own).
+// the MCP endpoint, with the REST answer canned (the REST path has
+// benchmarks of its own): as a client of 2025-06-18 that initialized once
+// sends it, and as a client of 2026-07-28 sends it, with its protocol
+// version, capabilities and name in _meta and the standard headers.
 func BenchmarkToolsCallGetInvoice(b *testing.B) {
 	s := newStack(b)
 	status, body := s.rest(http.MethodGet, "/invoices/5105600101", nil)
@@ -45,17 +47,34 @@ func BenchmarkToolsCallGetInvoice(b *testing.B) {
 		b.Fatal(err)
 	}
 	h := m.Handler()
-	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(msg))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, req)
-		if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"structuredContent"`)) {
-			b.Fatalf("tools/call: %d %s", w.Code, w.Body.Bytes())
-		}
+	for _, c := range []struct {
+		version string
+		msg     string
+		header  map[string]string
+	}{
+		{"2025-06-18", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, nil},
+		{"2026-07-28", `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
+			`"io.modelcontextprotocol/clientInfo":{"name":"loadbench","version":"1.0.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"},` +
+			`"arguments":{"invoice_id":"5105600101"},"name":"get_invoice"}}`,
+			map[string]string{"Mcp-Method": "tools/call", "Mcp-Name": "get_invoice"}},
+	} {
+		b.Run(c.version, func(b *testing.B) {
+			msg := []byte(c.msg)
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(msg))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				req.Header.Set("Mcp-Protocol-Version", c.version)
+				for k, v := range c.header {
+					req.Header.Set(k, v)
+				}
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, req)
+				if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"structuredContent"`)) {
+					b.Fatalf("tools/call: %d %s", w.Code, w.Body.Bytes())
+				}
+			}
+		})
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -33,6 +34,15 @@ const remoteAddrHeader = "Erpgate-Mcp-Remote-Addr"
 // Mcp-Param-Run-Id a client mirrors from the run_id argument), and
 // X-Forwarded-For, for the limits by source address behind a trusted proxy.
 var forwarded = []string{"Authorization", "X-API-Key", "X-Request-Id", "X-Run-Id", "Mcp-Param-Run-Id", "X-Forwarded-For"}
+
+// forwardedKeys are the forwarded headers' keys in canonical form.
+var forwardedKeys = func() []string {
+	keys := make([]string, len(forwarded))
+	for i, k := range forwarded {
+		keys[i] = http.CanonicalHeaderKey(k)
+	}
+	return keys
+}()
 
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result. Its data
@@ -109,9 +119,9 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 	req.RequestURI = target
 	req.Header = hdr
 	req.Header.Set("Accept", "application/json")
-	for _, k := range forwarded {
-		if v := header.Values(k); len(v) > 0 {
-			req.Header[http.CanonicalHeaderKey(k)] = append([]string(nil), v...)
+	for _, k := range forwardedKeys {
+		if v := header[k]; len(v) > 0 {
+			req.Header[k] = append([]string(nil), v...)
 		}
 	}
 	req.RemoteAddr = remote
@@ -141,9 +151,12 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
 		}
 		// encoding/json keeps the last of a name given twice and mends
-		// invalid UTF-8; REST refuses both, and so do the arguments.
-		if field, problem := strictProblem(raw); problem != "" {
-			return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+		// invalid UTF-8; REST refuses both, and so do the arguments
+		// (strictly valid arguments, the usual ones, have neither).
+		if !jsontext.Value(raw).IsValid() {
+			if field, problem := strictProblem(raw); problem != "" {
+				return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+			}
 		}
 	}
 	names := make([]string, 0, len(args))
@@ -368,6 +381,18 @@ type recorder struct {
 	header http.Header
 	status int
 	body   bytes.Buffer
+}
+
+// recorders are recorders for the direct path, whose answers are not
+// kept past the call.
+var recorders = sync.Pool{New: func() any { return &recorder{header: http.Header{}} }}
+
+// release empties r and gives it back to recorders.
+func (r *recorder) release() {
+	clear(r.header)
+	r.status = 0
+	r.body.Reset()
+	recorders.Put(r)
 }
 
 func (r *recorder) Header() http.Header { return r.header }

@@ -9,8 +9,11 @@ import (
 	"net/http"
 	"net/netip"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/errmap"
 
@@ -82,7 +85,11 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if r.Header.Get("Mcp-Protocol-Version") == versionHeaders {
 		serverInfo = s.serverInfo
 	}
-	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr)
+	// The REST answer and this answer are written into buffers used
+	// again by the calls after this one: neither is kept past the Write.
+	rec := recorders.Get().(*recorder)
+	defer rec.release()
+	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr, rec)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
 		// words it.
@@ -90,7 +97,10 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// From here on the REST handler has run: the request is answered
 	// here whatever happens, never handed to the SDK to run again.
-	out, err := encodeResponse(id, status, res, serverInfo)
+	buf := answers.Get().(*[]byte)
+	defer releaseAnswer(buf)
+	out := appendResponse((*buf)[:0], id, status, res, serverInfo)
+	*buf = out
 	if s.failEncode.Load() {
 		out, err = nil, errEncodeForced
 	}
@@ -109,57 +119,76 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
+// directMessage is the one tools/call of the direct path, decoded in one
+// pass: the members a request has, no other (an unknown member, or a
+// member given twice, makes the decoding fail), names matched exactly.
+type directMessage struct {
+	JSONRPC jsontext.Value `json:"jsonrpc"`
+	ID      jsontext.Value `json:"id"`
+	Method  jsontext.Value `json:"method"`
+	Params  struct {
+		Meta      jsontext.Value `json:"_meta"`
+		Name      jsontext.Value `json:"name"`
+		Arguments jsontext.Value `json:"arguments"`
+	} `json:"params"`
+}
+
+// directDecoding is how the direct path decodes a message: as the SDK's
+// strict decoding, and refusing any member directMessage does not know.
+var directDecoding = jsonv2.RejectUnknownMembers(true)
+
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
 // name and arguments only (and _meta, of versionHeaders), no member twice;
 // for versionHeaders, with the request headers the SDK wants and agreeing
 // with the body.
 func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
-	var msg map[string]jsontext.Value
-	if jsonv2.Unmarshal(body, &msg) != nil || len(msg) != 4 ||
-		string(msg["jsonrpc"]) != `"2.0"` || string(msg["method"]) != `"tools/call"` || !directID.Match(msg["id"]) {
+	var msg directMessage
+	if jsonv2.Unmarshal(body, &msg, directDecoding) != nil || msg.ID == nil || msg.Params.Name == nil ||
+		string(msg.JSONRPC) != `"2.0"` || string(msg.Method) != `"tools/call"` || !directID.Match(msg.ID) {
 		return nil, nil, nil, false
 	}
-	var params map[string]jsontext.Value
-	if jsonv2.Unmarshal(msg["params"], &params) != nil || len(params) == 0 {
+	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
+	if v7 != (msg.Params.Meta != nil) || (v7 && !s.metaOK(msg.Params.Meta)) {
 		return nil, nil, nil, false
-	}
-	known := 1 // name
-	if header.Get("Mcp-Protocol-Version") == versionHeaders {
-		if !metaOK(params["_meta"]) {
-			return nil, nil, nil, false
-		}
-		known++
 	}
 	var name string
-	if jsonv2.Unmarshal(params["name"], &name) != nil {
+	if jsonv2.Unmarshal(msg.Params.Name, &name) != nil {
 		return nil, nil, nil, false
 	}
 	t, ok = s.tools[name]
 	if !ok {
 		return nil, nil, nil, false
 	}
-	a, given := params["arguments"]
-	if given {
-		known++
-	}
-	if len(params) != known {
-		return nil, nil, nil, false
-	}
-	if given && a.Kind() == 'n' {
+	a := msg.Params.Arguments
+	if a != nil && a.Kind() == 'n' {
 		// The SDK keeps no null arguments.
 		a = nil
 	}
-	if header.Get("Mcp-Protocol-Version") == versionHeaders && !t.headersAgree(name, a, header) {
+	if v7 && !t.headersAgree(name, a, header) {
 		return nil, nil, nil, false
 	}
-	return t, msg["id"], json.RawMessage(a), true
+	return t, msg.ID, json.RawMessage(a), true
 }
 
-// metaOK reports whether raw is a _meta of versionHeaders the SDK takes:
-// the protocol version, the client's capabilities, and perhaps the
+// metaOK reports whether raw is a _meta of versionHeaders the SDK takes
+// (see metaTaken); the _meta values it has taken are kept, as a client
+// sends the same one with every call.
+func (s *Server) metaOK(raw jsontext.Value) bool {
+	if s.metas.has(raw) {
+		return true
+	}
+	if !metaTaken(raw) {
+		return false
+	}
+	s.metas.add(raw)
+	return true
+}
+
+// metaTaken reports whether raw is a _meta of versionHeaders the SDK
+// takes: the protocol version, the client's capabilities, and perhaps the
 // client's name, nothing else.
-func metaOK(raw jsontext.Value) bool {
+func metaTaken(raw jsontext.Value) bool {
 	var meta map[string]jsontext.Value
 	if raw == nil || jsonv2.Unmarshal(raw, &meta) != nil {
 		return false
@@ -180,6 +209,32 @@ func metaOK(raw jsontext.Value) bool {
 		n++
 	}
 	return len(meta) == n
+}
+
+// maxMetas bounds the _meta values a Server keeps as taken.
+const maxMetas = 1024
+
+// metaSet is a bounded set of _meta values, safe for concurrent use; when
+// full, it starts again empty.
+type metaSet struct {
+	mu sync.RWMutex
+	m  map[string]struct{}
+}
+
+func (ms *metaSet) has(raw []byte) bool {
+	ms.mu.RLock()
+	_, ok := ms.m[string(raw)]
+	ms.mu.RUnlock()
+	return ok
+}
+
+func (ms *metaSet) add(raw []byte) {
+	ms.mu.Lock()
+	if ms.m == nil || len(ms.m) >= maxMetas {
+		ms.m = make(map[string]struct{})
+	}
+	ms.m[string(raw)] = struct{}{}
+	ms.mu.Unlock()
 }
 
 // capabilitiesOK reports whether raw is client capabilities the SDK
@@ -228,6 +283,9 @@ func (t *tool) headersAgree(name string, args jsontext.Value, header http.Header
 	}
 	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != name {
 		return false
+	}
+	if len(t.headers) == 0 {
+		return true
 	}
 	var members map[string]jsontext.Value
 	if args != nil && jsonv2.Unmarshal(args, &members) != nil {
@@ -283,42 +341,177 @@ func internalError(id jsontext.Value) []byte {
 // serverInfo (the server's name, as JSON), the result is of versionHeaders:
 // it names the server in _meta and has resultType complete.
 func encodeResponse(id jsontext.Value, status int, body, serverInfo []byte) ([]byte, error) {
-	buf := bytes.NewBuffer(make([]byte, 0, 2*len(body)+len(serverInfo)+160))
-	buf.WriteString(`{"jsonrpc":"2.0","id":`)
-	buf.Write(id)
-	buf.WriteString(`,"result":{`)
+	return appendResponse(nil, id, status, body, serverInfo), nil
+}
+
+// appendResponse appends the answer of encodeResponse to out.
+func appendResponse(out []byte, id jsontext.Value, status int, body, serverInfo []byte) []byte {
+	// The body twice, once as text with its quotes escaped.
+	out = slices.Grow(out, 2*len(body)+bytes.Count(body, []byte{'"'})+len(serverInfo)+160)
+	out = append(out, `{"jsonrpc":"2.0","id":`...)
+	out = append(out, id...)
+	out = append(out, `,"result":{`...)
 	if serverInfo != nil {
-		buf.WriteString(`"_meta":{"` + metaServerInfo + `":`)
-		buf.Write(serverInfo)
-		buf.WriteString(`},`)
+		out = append(out, `"_meta":{"`+metaServerInfo+`":`...)
+		out = append(out, serverInfo...)
+		out = append(out, `},`...)
 	}
-	buf.WriteString(`"content":[{"type":"text","text":`)
-	enc := json.NewEncoder(buf)
-	if err := enc.Encode(string(bytes.TrimSuffix(body, []byte("\n")))); err != nil {
-		return nil, err
-	}
-	buf.Truncate(buf.Len() - 1) // the encoder's newline
-	buf.WriteString("}]")
+	out = append(out, `"content":[{"type":"text","text":`...)
+	out = appendString(out, bytes.TrimSuffix(body, []byte("\n")))
+	out = append(out, "}]"...)
 	end := "}}"
 	if serverInfo != nil {
 		end = `,"resultType":"complete"}}`
 	}
 	if status >= 400 {
-		buf.WriteString(`,"isError":true` + end)
-		return buf.Bytes(), nil
+		return append(out, `,"isError":true`+end...)
 	}
 	if obj := bytes.TrimSpace(body); len(obj) > 0 && obj[0] == '{' {
-		at := buf.Len()
-		buf.WriteString(`,"structuredContent":`)
-		if enc.Encode(json.RawMessage(obj)) == nil {
-			buf.Truncate(buf.Len() - 1)
-		} else {
-			buf.Truncate(at) // not JSON: no structured content
+		out = appendStructured(out, obj)
+	}
+	return append(out, end...)
+}
+
+// answers are buffers for the direct path's answers.
+var answers = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxKeptAnswer is the largest answer buffer kept for another call.
+const maxKeptAnswer = 64 << 10
+
+func releaseAnswer(buf *[]byte) {
+	if cap(*buf) <= maxKeptAnswer {
+		answers.Put(buf)
+	}
+}
+
+// appendStructured appends the structured content of obj, a REST body
+// that starts as an object, as encoding/json writes a json.RawMessage
+// with HTML escaping: compacted, and nothing when it is not JSON.
+func appendStructured(out, obj []byte) []byte {
+	out = append(out, `,"structuredContent":`...)
+	if jsontext.Value(obj).IsValid() {
+		return appendCompact(out, obj)
+	}
+	// Not strict JSON (a name twice, invalid UTF-8), or not JSON at all:
+	// encoding/json decides.
+	buf := bytes.NewBuffer(out)
+	at := buf.Len()
+	if json.NewEncoder(buf).Encode(json.RawMessage(obj)) != nil {
+		return out[:at-len(`,"structuredContent":`)]
+	}
+	return buf.Bytes()[:buf.Len()-1] // the encoder's newline
+}
+
+// appendCompact appends src, valid JSON, as encoding/json compacts it with
+// HTML escaping: without the whitespace between tokens, and with <, >, &,
+// U+2028 and U+2029 escaped (in valid JSON they are only in strings).
+func appendCompact(dst, src []byte) []byte {
+	start := 0
+	for i := 0; i < len(src); {
+		switch c := src[i]; c {
+		case ' ', '\t', '\n', '\r':
+			dst = append(dst, src[start:i]...)
+			i++
+			start = i
+		case '"':
+			// A string: up to its closing quote, escaping what needs it.
+			for i++; i < len(src); {
+				c := src[i]
+				if !inStringSpecial[c] {
+					i++
+					continue
+				}
+				switch {
+				case c == '"':
+				case c == '\\':
+					i += 2 // the escaped character is never special
+					continue
+				case c == 0xE2:
+					if i+2 < len(src) && src[i+1] == 0x80 && src[i+2]&^1 == 0xA8 {
+						dst = append(dst, src[start:i]...)
+						dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[src[i+2]&0xF])
+						i += 3
+						start = i
+					} else {
+						i++
+					}
+					continue
+				default: // <, > or &
+					dst = append(dst, src[start:i]...)
+					dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+					i++
+					start = i
+					continue
+				}
+				break
+			}
+			i++ // the closing quote
+		default:
+			i++
 		}
 	}
-	buf.WriteString(end)
-	return buf.Bytes(), nil
+	return append(dst, src[start:]...)
 }
+
+// inStringSpecial are the bytes of a JSON string appendCompact looks at:
+// its end, an escape, and the first bytes of what it escapes.
+var inStringSpecial = [256]bool{'"': true, '\\': true, '<': true, '>': true, '&': true, 0xE2: true}
+
+// appendString appends src as a JSON string as encoding/json writes it
+// with HTML escaping: the short escapes \b, \f, \n, \r, \t, \" and \\,
+// \u00XX for the other control characters and for <, > and &, \ufffd for
+// each byte of invalid UTF-8, and U+2028 and U+2029 escaped.
+func appendString(dst, src []byte) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(src); {
+		if b := src[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, src[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRune(src[i:])
+		switch {
+		case c == utf8.RuneError && size == 1:
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, `\ufffd`...)
+		case c == '\u2028' || c == '\u2029':
+			dst = append(dst, src[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	dst = append(dst, src[start:]...)
+	return append(dst, '"')
+}
+
+// hexDigits are the digits of a \u escape, as encoding/json writes them.
+const hexDigits = "0123456789abcdef"
 
 // acceptsBoth reports whether Accept takes both JSON and an event stream,
 // as the SDK requires of a POST.

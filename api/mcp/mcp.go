@@ -59,8 +59,10 @@ type Server struct {
 	// serverInfo is the server's name as the results of 2026-07-28 carry
 	// it, in JSON.
 	serverInfo []byte
-	server     *sdk.Server
-	handler    http.Handler
+	// metas are the _meta values of 2026-07-28 the direct path has taken.
+	metas   metaSet
+	server  *sdk.Server
+	handler http.Handler
 	// auth is set when credentials are configured: no operation is
 	// allowed without them.
 	auth bool
@@ -169,7 +171,7 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		status, body, err := s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader))
+		status, body, err := s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}})
 		if err != nil {
 			return nil, err
 		}
@@ -180,8 +182,9 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 // call serves one call of t with the raw arguments, for a client whose
 // MCP request had header and came from remote, and returns the REST
 // answer's status and body (or those of the refusal of arguments REST
-// cannot check); an error is a protocol error.
-func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string) (int, []byte, error) {
+// cannot check); an error is a protocol error. The REST handler answers
+// into rec, whose buffer holds the body returned.
+func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string, rec *recorder) (int, []byte, error) {
 	hreq, invalid, err := t.request(ctx, args, header, remote)
 	if err != nil {
 		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
@@ -193,7 +196,6 @@ func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header
 		s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
 		return invalid.Status, invalid.FitHead().Marshal(), nil
 	}
-	rec := &recorder{header: http.Header{}}
 	s.api.ServeHTTP(rec, hreq)
 	return rec.code(), rec.body.Bytes(), nil
 }
