@@ -40,6 +40,7 @@
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
 //	loadbench brownout [-cell 4s] [-seed 1]
 //	loadbench invoice [-latency 50ms] [-rounds 3]
+//	loadbench writes [-n 400] [-c 2] [-database-url url] [-runs 100000] [-keys 20000] [-memc 64] [-erpgate path]
 package main
 
 import (

@@ -114,15 +114,16 @@ var (
 // production defaults except the per-client rate limit, which would
 // refuse a benchmark's load: JSON access log at info, run limits on. Its
 // records go to a fresh directory of its own under dir. With profiling, it
-// serves its profiles on a loopback port of its own.
-func startErpgate(bin, erpURL, dir, name string, profiling bool) (*child, error) {
+// serves its profiles on a loopback port of its own. Extra flags follow
+// these.
+func startErpgate(bin, erpURL, dir, name string, profiling bool, extra ...string) (*child, error) {
 	args := []string{"-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
 		"-run-limits", "true", "-log-level", "info", "-log-format", "json",
 		"-data-dir", filepath.Join(dir, name+"-data")}
 	if profiling {
 		args = append(args, "-debug-addr", "127.0.0.1:0")
 	}
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(bin, append(args, extra...)...)
 	cmd.Env = environWithout("ERPGATE_")
 	return startListening(name, cmd, dir)
 }
