@@ -188,7 +188,7 @@ func BenchmarkGuard(b *testing.B) {
 	for _, prior := range []int{0, 9} {
 		b.Run("prior="+strconv.Itoa(prior), func(b *testing.B) {
 			ctx := context.Background()
-			g := runs.NewGuard(runs.NewMemory(nil), runs.Limits{}, nil, nil)
+			g := runs.NewGuard(runs.NewMemory(nil, 0), runs.Limits{}, nil, nil)
 			call := func(i int) runs.Call {
 				return runs.Call{Operation: "get_invoice", InvoiceID: "5105600101", Digest: "digest-" + strconv.Itoa(i)}
 			}

@@ -76,6 +76,9 @@ type Options struct {
 	// RunStore keeps the runs. Default: in memory (runs.NewMemory); share
 	// a runs.Redis between replicas.
 	RunStore runs.Store
+	// MaxRuns bounds the runs the default in-memory RunStore keeps; the
+	// run with the oldest last call goes first. Default runs.DefaultMaxRuns.
+	MaxRuns int
 	// Records keeps the gateway's own records: approvals, holds,
 	// handovers, idempotency keys and the audit log. Required; share one
 	// PostgreSQL database between replicas.
@@ -206,7 +209,7 @@ func NewServer(opts Options) (*Server, error) {
 		opts.Now = time.Now
 	}
 	if opts.RunStore == nil {
-		opts.RunStore = runs.NewMemory(opts.Now)
+		opts.RunStore = runs.NewMemory(opts.Now, opts.MaxRuns)
 	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour

@@ -6,27 +6,44 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// Memory is a Store for a single replica.
+// Memory is a Store for a single replica. It keeps at most its limit of
+// runs: beyond it the run whose last call is the oldest goes first, limits
+// and history with it, so that run ids without end cannot grow the
+// process without end (with Redis the runs are bounded by Redis).
 type Memory struct {
 	mu    sync.Mutex
-	runs  map[string]*memoryRun
+	runs  *lru.Cache[string, *memoryRun]
 	now   func() time.Time
 	swept time.Time
 }
+
+// DefaultMaxRuns is how many runs a Memory keeps at most by default: about
+// 1 KiB each, some 50 MiB at most.
+const DefaultMaxRuns = 50_000
 
 type memoryRun struct {
 	state   *State
 	expires time.Time
 }
 
-// NewMemory returns an empty in-memory store; now may be nil.
-func NewMemory(now func() time.Time) *Memory {
+// NewMemory returns an empty in-memory store keeping at most max runs
+// (DefaultMaxRuns when max is 0 or less); now may be nil.
+func NewMemory(now func() time.Time, max int) *Memory {
 	if now == nil {
 		now = time.Now
 	}
-	return &Memory{runs: map[string]*memoryRun{}, now: now}
+	if max <= 0 {
+		max = DefaultMaxRuns
+	}
+	runs, err := lru.New[string, *memoryRun](max)
+	if err != nil {
+		panic(err) // only for a size below one, ruled out above
+	}
+	return &Memory{runs: runs, now: now}
 }
 
 // Update implements Store. fn works on a copy, so an error leaves the run
@@ -37,13 +54,13 @@ func (m *Memory) Update(_ context.Context, runID string, ttl time.Duration, fn f
 	now := m.now()
 	m.sweep(now)
 	st := newState(runID, now)
-	if r, ok := m.runs[runID]; ok && now.Before(r.expires) {
+	if r, ok := m.runs.Get(runID); ok && now.Before(r.expires) {
 		st = clone(r.state)
 	}
 	if err := fn(st); err != nil {
 		return err
 	}
-	m.runs[runID] = &memoryRun{state: st, expires: now.Add(ttl)}
+	m.runs.Add(runID, &memoryRun{state: st, expires: now.Add(ttl)})
 	return nil
 }
 
@@ -51,7 +68,7 @@ func (m *Memory) Update(_ context.Context, runID string, ttl time.Duration, fn f
 func (m *Memory) Get(_ context.Context, runID string) (*State, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	r, ok := m.runs[runID]
+	r, ok := m.runs.Peek(runID)
 	if !ok || !m.now().Before(r.expires) {
 		return nil, nil
 	}
@@ -64,9 +81,9 @@ func (m *Memory) sweep(now time.Time) {
 		return
 	}
 	m.swept = now
-	for id, r := range m.runs {
-		if !now.Before(r.expires) {
-			delete(m.runs, id)
+	for _, id := range m.runs.Keys() {
+		if r, ok := m.runs.Peek(id); ok && !now.Before(r.expires) {
+			m.runs.Remove(id)
 		}
 	}
 }

@@ -23,7 +23,7 @@ import (
 func TestUpdateIsAtomic(t *testing.T) {
 	addr := redistest.Addr(t)
 	stores := map[string][2]runs.Store{}
-	mem := runs.NewMemory(nil)
+	mem := runs.NewMemory(nil, 0)
 	stores["memory"] = [2]runs.Store{mem, mem}
 	var pair [2]runs.Store
 	for i := range pair {
@@ -69,7 +69,7 @@ func TestUpdateIsAtomic(t *testing.T) {
 }
 
 func TestFinishRoutesTheSecondNotFound(t *testing.T) {
-	g := runs.NewGuard(runs.NewMemory(nil), runs.Limits{}, nil, nil)
+	g := runs.NewGuard(runs.NewMemory(nil, 0), runs.Limits{}, nil, nil)
 	ctx := context.Background()
 	c := runs.Call{Operation: "get_purchase_order", Digest: "a"}
 	seq, _, _ := g.Admit(ctx, "r", c)
@@ -101,7 +101,7 @@ func notFound() *errmap.Error {
 func TestStoresHandOutCopies(t *testing.T) {
 	rc := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
 	t.Cleanup(func() { rc.Close() })
-	for name, store := range map[string]runs.Store{"memory": runs.NewMemory(nil), "redis": runs.NewRedis(rc, "copies:", nil)} {
+	for name, store := range map[string]runs.Store{"memory": runs.NewMemory(nil, 0), "redis": runs.NewRedis(rc, "copies:", nil)} {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			e := errmap.New(errmap.InvoiceNotFound, "not found", map[string]any{"invoice_id": "5105600999"})

@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -65,6 +66,7 @@ type config struct {
 	recheckEvery     time.Duration
 	recheckInterval  time.Duration
 	runReadTTL       time.Duration
+	maxRuns          int
 	credentials      []api.Credential
 	oauth            struct {
 		issuer, jwksURL, audience, scopeClaim string
@@ -188,6 +190,8 @@ var settings = []setting{
 		durationSetting(time.Minute, "must be a duration of at least 1m", func(c *config, d time.Duration) { c.runLimits.TTL = d })},
 	{"run-strict", "ERPGATE_RUN_STRICT", "false", "refuse tool calls that carry no run id (X-Run-Id or run_id)",
 		boolSetting(func(c *config, on bool) { c.runLimits.Strict = on })},
+	{"max-runs", "ERPGATE_MAX_RUNS", strconv.Itoa(runs.DefaultMaxRuns), "runs kept in memory without -redis-url; beyond it the run with the oldest last call is forgotten",
+		intSetting(1, math.MaxInt, "must be a whole number of at least 1", func(c *config, n int) { c.maxRuns = n })},
 	{"run-read-ttl", "ERPGATE_RUN_READ_TTL", api.DefaultRunReadTTL.String(), "how long the invoice a run's request read serves the same run's three-way match and approval request instead of another ERP read (0: every request reads the ERP; a posting always does)",
 		durationSetting(0, "must be a duration such as 30s, or 0", func(c *config, d time.Duration) { c.runReadTTL = d })},
 	{"run-fail-open", "ERPGATE_RUN_FAIL_OPEN", "false", "let calls through without limits when Redis cannot be reached (default: refuse them)",

@@ -139,7 +139,7 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 		AuthFailLimit: cfg.authFailLimit, TrustedProxies: cfg.trustedProxies,
 		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook,
 		ConsoleSecret: cfg.consoleSecret,
-		RecheckEvery:  cfg.recheckEvery, RecheckInterval: cfg.recheckInterval, RunReadTTL: cfg.runReadTTL,
+		RecheckEvery:  cfg.recheckEvery, RecheckInterval: cfg.recheckInterval, RunReadTTL: cfg.runReadTTL, MaxRuns: cfg.maxRuns,
 		Now: cfg.now, Logger: logger,
 		WrapRecords: cfg.wrapRecords, WrapERP: cfg.wrapERP, KeyLease: cfg.keyLease,
 	}

@@ -69,6 +69,7 @@ func TestEverySettingParses(t *testing.T) {
 		"run-budget":          {good: "1", bad: "0", why: "must be a whole number of at least 1"},
 		"run-ttl":             {good: "1m", bad: "59s", why: "must be a duration of at least 1m"},
 		"run-strict":          {good: "true", bad: "yes", why: "must be true or false"},
+		"max-runs":            {good: "10", bad: "0", why: "must be a whole number of at least 1"},
 		"run-read-ttl":        {good: "1m", bad: "-1s", why: "must be a duration such as 30s, or 0"},
 		"run-fail-open":       {good: "1", bad: "on", why: "must be true or false"},
 		"recheck-every":       {good: "1s", bad: "999ms", why: "must be a duration of at least 1s"},

@@ -137,6 +137,9 @@ type Config struct {
 	// RunReadTTL is api.Options.RunReadTTL: how long a run's invoice read
 	// serves its match and approval request. Zero: not at all.
 	RunReadTTL time.Duration
+	// MaxRuns is api.Options.MaxRuns: the most runs kept in memory
+	// without Redis. Zero: runs.DefaultMaxRuns.
+	MaxRuns int
 
 	// Now is the clock of the gateway and its simulated ERP; nil is
 	// time.Now.
@@ -287,7 +290,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, Runs: cfg.Runs, RunStore: runStore,
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
 		NotifyApprovals: cfg.ApprovalWebhook != "", NotifyHandovers: cfg.HandoverWebhook != "",
-		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL,
+		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
 		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
 		BreakerStates: g.runner.BreakerStates,
