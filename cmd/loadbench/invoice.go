@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -254,36 +253,13 @@ type agent struct {
 // call sends one request and decodes its JSON answer into out; an answer
 // other than 200 is an error.
 func (a *agent) call(step, method, path string, body any, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			return err
-		}
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(a.ctx, method, a.base+path, rd)
-	if err != nil {
-		return err
-	}
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	req.Header.Set("X-Run-Id", a.run)
 	a.sim.ResetCalls()
-	start := time.Now()
-	resp, err := a.client.Do(req)
+	status, data, wall, err := sendJSON(a.ctx, a.client, method, a.base+path, http.Header{"X-Run-Id": {a.run}}, body)
 	if err != nil {
 		return fmt.Errorf("%s: %w", step, err)
 	}
-	data, err := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	wall := time.Since(start)
-	if err != nil {
-		return fmt.Errorf("%s: %w", step, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s: %s %s answered %d: %s", step, method, path, resp.StatusCode, data)
+	if status != http.StatusOK {
+		return fmt.Errorf("%s: %s %s answered %d: %s", step, method, path, status, data)
 	}
 	a.steps = append(a.steps, stepResult{name: step, wall: wall, calls: a.sim.Calls()})
 	return json.Unmarshal(data, out)

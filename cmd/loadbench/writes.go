@@ -190,9 +190,15 @@ func startWritesGateway(ctx context.Context, dir, databaseURL string, conc int) 
 	return w, nil
 }
 
-// do sends one JSON request with the headers and answers its status, body
-// and the latency at the client.
+// do sends one JSON request to the gateway with the headers and answers
+// its status, body and the latency at the client.
 func (w *writesGateway) do(ctx context.Context, method, path string, header http.Header, body any) (int, []byte, time.Duration, error) {
+	return sendJSON(ctx, w.client, method, w.base+path, header, body)
+}
+
+// sendJSON sends one request with body, when not nil, as JSON and the
+// headers, and answers its status, body and the latency at the client.
+func sendJSON(ctx context.Context, client *http.Client, method, url string, header http.Header, body any) (int, []byte, time.Duration, error) {
 	var rd io.Reader
 	if body != nil {
 		b, err := json.Marshal(body)
@@ -201,7 +207,7 @@ func (w *writesGateway) do(ctx context.Context, method, path string, header http
 		}
 		rd = bytes.NewReader(b)
 	}
-	req, err := http.NewRequestWithContext(ctx, method, w.base+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		return 0, nil, 0, err
 	}
@@ -212,7 +218,7 @@ func (w *writesGateway) do(ctx context.Context, method, path string, header http
 		req.Header.Set("Content-Type", "application/json")
 	}
 	start := time.Now()
-	resp, err := w.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		return 0, nil, 0, err
 	}
