@@ -2,7 +2,8 @@ package api
 
 import (
 	"context"
-	"crypto/rand"
+	"errors"
+	"log/slog"
 	"math"
 	"net/http"
 	"time"
@@ -45,80 +46,114 @@ type idempotencyStore struct {
 	wait         time.Duration
 	maxPerClient int
 	now          func() time.Time
+	log          *slog.Logger
 }
 
-// idempotencyClaim is the right to answer a key first. Its methods are safe
-// on a nil claim, which stands for a write without a key.
-type idempotencyClaim struct {
+// writeClaim is what one write holds while it runs: the right to answer
+// its idempotency key first (none without a key) and its invoice's write
+// lease (none for a write that takes no lease). settle ends both.
+type writeClaim struct {
 	store       *idempotencyStore
-	client, key string
-	takenOver   bool
+	client, key string // key "": the write has none
+	lease       *records.InvoiceLease
 	ctx         context.Context
 }
 
-// claim returns either a claim on a new key, or the stored answer to replay.
-// A key in flight is waited for until the call's wait ends (waitEnd); then
-// the call is refused with refusal.InFlight, and the key is left to its
-// call.
-func (s *idempotencyStore) claim(ctx context.Context, until time.Time, client, key, operation, digest, invoiceID string) (*idempotencyClaim, *response, error) {
-	k := records.Key{Client: client, Key: key, Operation: operation, Digest: digest}
-	for {
-		c, err := s.records.ClaimKey(ctx, k, s.now(), records.KeyOptions{Lease: s.lease, MaxPerClient: s.maxPerClient})
-		if err != nil {
+// claim claims a write's key, when it has one, and its invoice's lease,
+// when lease is set, waiting for a call in flight with either until the
+// call's wait ends (waitEnd); then the call is refused with
+// refusal.InFlight, and what it waited for is left to its call. A key that
+// ran before returns its stored answer to replay instead. A write that
+// meets no other claims both in one transaction.
+func (s *idempotencyStore) claim(ctx context.Context, until time.Time, client, key, operation, digest, invoiceID string, lease *records.InvoiceLease) (*writeClaim, *response, error) {
+	w := &writeClaim{store: s, client: client, key: key, ctx: ctx}
+	leased := false
+	if key != "" {
+		c := records.WriteClaim{Key: records.Key{Client: client, Key: key, Operation: operation, Digest: digest},
+			KeyOptions: records.KeyOptions{Lease: s.lease, MaxPerClient: s.maxPerClient}, Lease: lease, LeaseFor: s.lease}
+		var replay *response
+		var err error
+		if leased, replay, err = s.claimKey(ctx, until, c, invoiceID); err != nil || replay != nil {
+			return nil, replay, err
+		}
+	}
+	if lease != nil && !leased {
+		if err := s.leaseInvoice(ctx, until, *lease); err != nil {
+			w.settle(nil, nil)
 			return nil, nil, err
 		}
-		switch c.State {
+	}
+	w.lease = lease
+	return w, nil, nil
+}
+
+// claimKey claims c's key, and with it c's lease when it is free; leased
+// says it was. A key in flight is waited for until the call's wait ends.
+func (s *idempotencyStore) claimKey(ctx context.Context, until time.Time, c records.WriteClaim, invoiceID string) (leased bool, replay *response, err error) {
+	for {
+		got, err := s.records.ClaimWrite(ctx, c, s.now())
+		if err != nil {
+			return false, nil, err
+		}
+		switch got.Key.State {
 		case records.KeyClaimed:
-			if c.TakenOver {
+			if got.Key.TakenOver {
 				recordFrom(ctx).takenOver = true
 			}
-			return &idempotencyClaim{store: s, client: client, key: key, takenOver: c.TakenOver, ctx: ctx}, nil, nil
+			if got.Lease.TakenOver {
+				s.leaseTakenOver(ctx, c.Lease)
+			}
+			return got.Lease.Claimed, nil, nil
 		case records.KeyReplay:
-			return nil, &response{status: c.Response.Status, code: c.Response.Outcome,
-				header: http.Header(c.Response.Header).Clone(), body: c.Response.Body}, nil
+			return false, &response{status: got.Key.Response.Status, code: got.Key.Response.Outcome,
+				header: http.Header(got.Key.Response.Header).Clone(), body: got.Key.Response.Body}, nil
 		case records.KeyReused:
-			return nil, nil, refusal.KeyReused{}
+			return false, nil, refusal.KeyReused{}
 		case records.KeyCapReached:
 			wait := int(math.Ceil(s.ttl.Seconds()))
-			return nil, nil, refusal.RateLimited{Reason: refusal.RateKeysCap, RetryAfter: wait, Cap: s.maxPerClient}
+			return false, nil, refusal.RateLimited{Reason: refusal.RateKeysCap, RetryAfter: wait, Cap: s.maxPerClient}
 		}
 		// In flight: wait for the first call's answer.
 		if !time.Now().Before(until) {
-			return nil, nil, refusal.InFlight{Reason: refusal.InFlightKey, InvoiceID: invoiceID, RetryAfter: s.retryAfter(c.LeaseUntil)}
+			return false, nil, refusal.InFlight{Reason: refusal.InFlightKey, InvoiceID: invoiceID, RetryAfter: s.retryAfter(got.Key.LeaseUntil)}
 		}
 		if err := pause(ctx, until); err != nil {
-			return nil, nil, err
+			return false, nil, err
 		}
 	}
 }
 
-// leaseInvoice takes the invoice's write lease for a call of operation,
-// waiting while another call holds it, until the call's wait ends
-// (waitEnd); then the call is refused with refusal.InFlight. The lease lasts as long as a
-// key's, so that only a call whose gateway died loses it. release ends it;
-// takenOver says it lapsed unreleased before.
-func (s *idempotencyStore) leaseInvoice(ctx context.Context, until time.Time, invoiceID, operation string) (release func() error, takenOver bool, err error) {
-	l := records.InvoiceLease{InvoiceID: invoiceID, Holder: rand.Text(), Operation: operation}
+// leaseInvoice takes the invoice's write lease l, waiting while another
+// call holds it, until the call's wait ends (waitEnd); then the call is
+// refused with refusal.InFlight. The lease lasts as long as a key's, so
+// that only a call whose gateway died loses it.
+func (s *idempotencyStore) leaseInvoice(ctx context.Context, until time.Time, l records.InvoiceLease) error {
 	for {
 		c, err := s.records.ClaimInvoice(ctx, l, s.now(), s.lease)
 		if err != nil {
-			return nil, false, err
+			return err
 		}
 		if c.Claimed {
-			return func() error {
-				ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				defer cancel()
-				return s.records.ReleaseInvoice(ctx, l.InvoiceID, l.Holder)
-			}, c.TakenOver, nil
+			if c.TakenOver {
+				s.leaseTakenOver(ctx, &l)
+			}
+			return nil
 		}
 		if !time.Now().Before(until) {
-			return nil, false, refusal.InFlight{Reason: refusal.InFlightInvoice, InvoiceID: invoiceID,
+			return refusal.InFlight{Reason: refusal.InFlightInvoice, InvoiceID: l.InvoiceID,
 				Operation: c.Operation, RetryAfter: s.retryAfter(c.LeaseUntil)}
 		}
 		if err := pause(ctx, until); err != nil {
-			return nil, false, err
+			return err
 		}
 	}
+}
+
+// leaseTakenOver logs a lease that lapsed unreleased: the call before
+// never ended, as when its gateway died.
+func (s *idempotencyStore) leaseTakenOver(ctx context.Context, l *records.InvoiceLease) {
+	s.log.WarnContext(ctx, "invoice write lease taken over from a call that never ended",
+		"request_id", RequestIDFromContext(ctx), "operation", l.Operation, "invoice_id", l.InvoiceID)
 }
 
 // waitEnd is when a call stops waiting for others, for its key and its
@@ -157,25 +192,66 @@ func (s *idempotencyStore) retryAfter(leaseUntil time.Time) int {
 	return max(1, min(secs, maxInFlightRetry))
 }
 
-// complete ends the claim, keeping resp for replay when keep is set. The
-// answer is written even when the request's context has ended: the call ran.
-func (c *idempotencyClaim) complete(resp *response, keep bool) error {
-	if c == nil {
-		return nil
+// settle ends the claim in one transaction: it writes the call's audit
+// row (nil: none, for a call that did not run), keeps resp as the key's
+// answer (nil: the key is given up) and releases the invoice's lease. It
+// is written even when the request's context has ended: the call ran.
+// When the transaction fails, each part is tried on its own, so that one
+// failing part does not take the others with it.
+func (w *writeClaim) settle(audit *records.AuditEntry, resp *response) {
+	if w == nil || audit == nil && w.key == "" && w.lease == nil {
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 10*time.Second)
+	s := w.store
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(w.ctx), 10*time.Second)
 	defer cancel()
-	if !keep {
-		return c.store.records.ReleaseKey(ctx, c.client, c.key)
+	st := records.Settlement{Audit: audit, Lease: w.lease}
+	if w.key != "" {
+		st.Key = &records.KeySettlement{Client: w.client, Key: w.key}
+		if resp != nil {
+			st.Key.Response = &records.Response{Status: resp.status, Outcome: resp.code, Header: resp.header.Clone(), Body: resp.body}
+			st.Key.Expires = s.now().Add(s.ttl)
+		}
 	}
-	return c.store.records.CompleteKey(ctx, c.client, c.key,
-		records.Response{Status: resp.status, Outcome: resp.code, Header: resp.header.Clone(), Body: resp.body},
-		c.store.now().Add(c.store.ttl))
+	err := s.records.Settle(ctx, st)
+	switch {
+	case err == nil:
+		return
+	case errors.Is(err, records.ErrNotFound):
+		w.settleFailed(ctx, "idempotency key answer not kept", err)
+		return
+	}
+	w.settleFailed(ctx, "write not settled in one transaction; settling each part on its own", err)
+	if audit != nil {
+		if err := s.records.AppendAudit(ctx, *audit); err != nil {
+			w.settleFailed(ctx, "audit row not written", err)
+		}
+	}
+	if k := st.Key; k != nil {
+		var err error
+		if k.Response != nil {
+			err = s.records.CompleteKey(ctx, k.Client, k.Key, *k.Response, k.Expires)
+		} else {
+			err = s.records.ReleaseKey(ctx, k.Client, k.Key)
+		}
+		if err != nil {
+			w.settleFailed(ctx, "idempotency key answer not kept", err)
+		}
+	}
+	if l := w.lease; l != nil {
+		if err := s.records.ReleaseInvoice(ctx, l.InvoiceID, l.Holder); err != nil {
+			w.settleFailed(ctx, "invoice write lease not released", err)
+		}
+	}
 }
 
-// release gives the key up without an answer, for a call refused before it
-// ran.
-func (c *idempotencyClaim) release() { _ = c.complete(nil, false) }
+func (w *writeClaim) settleFailed(ctx context.Context, msg string, err error) {
+	attrs := []any{"request_id", RequestIDFromContext(w.ctx), "error", err}
+	if w.lease != nil {
+		attrs = append(attrs, "operation", w.lease.Operation, "invoice_id", w.lease.InvoiceID)
+	}
+	w.store.log.ErrorContext(ctx, msg, attrs...)
+}
 
 func (resp *response) clone() *response {
 	if resp == nil {

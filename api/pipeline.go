@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -31,6 +32,9 @@ type operationCall struct {
 	ran    bool
 	value  any
 	failed *errmap.Error
+	// audit is the audit log's row of a write that ran, for the
+	// idempotency step to write when it settles the call.
+	audit *records.AuditEntry
 }
 
 // callHandler serves a call and returns its answer. The operation's own

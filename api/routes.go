@@ -99,8 +99,8 @@ func (s *Server) routes(r chi.Router) {
 			s.checkScope,     // step_authorize.go: the operation's scope: SCOPE_MISSING
 			s.limitRate,      // step_ratelimit.go: the client's calls per window: RATE_LIMITED
 			s.readArgs,       // step_body.go: the body, bounded, and its arguments: INVALID_REQUEST
-			s.idempotency,    // step_idempotency.go: writes: replay or claim the key; back: keep the answer
-			s.auditWrite,     // step_audit.go: writes, back: the audit log's row
+			s.idempotency,    // step_idempotency.go: writes: replay, or claim key and lease; back: settle them with the audit row
+			s.auditWrite,     // step_audit.go: writes, back: compose the audit log's row
 			s.guardRun,       // step_run.go: the run's loop limits; back: the run's history
 		)
 

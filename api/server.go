@@ -244,7 +244,7 @@ func NewServer(opts Options) (*Server, error) {
 		protectOps: opts.ProtectOps,
 		runs:       runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
 		idem: &idempotencyStore{records: opts.Records, ttl: opts.IdempotencyTTL, lease: cmp.Or(opts.KeyLease, DefaultKeyLease),
-			wait: cmp.Or(opts.WriteWait, DefaultWriteWait), maxPerClient: opts.MaxKeysPerClient, now: opts.Now},
+			wait: cmp.Or(opts.WriteWait, DefaultWriteWait), maxPerClient: opts.MaxKeysPerClient, now: opts.Now, log: opts.Logger},
 		contractJSON:    opts.ContractJSON,
 		contractYAML:    opts.ContractYAML,
 		contractSwagger: opts.ContractSwagger,

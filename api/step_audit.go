@@ -1,17 +1,17 @@
 package api
 
 import (
-	"context"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 
 	"github.com/erpgate/erpgate/erp/records"
 )
 
-// auditWrite appends the audit log's row of every write that ran, once the
-// run guard has recorded it. Reads leave the step out.
+// auditWrite composes the audit log's row of every write that ran, once
+// the run guard has recorded it; the idempotency step writes it when it
+// settles the call, in the same transaction as the key's answer. Reads
+// leave the step out.
 func (s *Server) auditWrite(o operation, next callHandler) callHandler {
 	if !o.write {
 		return next
@@ -19,7 +19,8 @@ func (s *Server) auditWrite(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		resp := next(c)
 		if c.ran {
-			s.audit(c.r, o, c.runCall.InvoiceID, c.digest, c.value, resp)
+			e := s.auditEntry(c.r, o, c.runCall.InvoiceID, c.digest, c.value, resp)
+			c.audit = &e
 		}
 		return resp
 	}
@@ -38,10 +39,9 @@ func (p postingResponse) audited() (string, string) {
 func (h holdResponse) audited() (string, string)     { return "", h.HoldID }
 func (h handoverResponse) audited() (string, string) { return "", h.HandoverID }
 
-// audit appends one row to the audit log for a write attempt: who, what,
-// about which invoice, with which arguments, and what came of it. The row
-// is written even when the request's context has ended.
-func (s *Server) audit(r *http.Request, o operation, invoiceID, digest string, v any, resp *response) {
+// auditEntry is the audit log's row of a write attempt: who, what, about
+// which invoice, with which arguments, and what came of it.
+func (s *Server) auditEntry(r *http.Request, o operation, invoiceID, digest string, v any, resp *response) records.AuditEntry {
 	rec := recordFrom(r.Context())
 	e := records.AuditEntry{At: s.now().UTC(), Client: rec.client, Operation: o.name, InvoiceID: invoiceID,
 		ArgsDigest: digest, Outcome: resp.code, RequestID: RequestIDFromContext(r.Context())}
@@ -57,10 +57,5 @@ func (s *Server) audit(r *http.Request, o operation, invoiceID, digest string, v
 	if a, ok := v.(approvalResponse); ok && e.InvoiceID == "" {
 		e.InvoiceID = a.InvoiceID
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), 5*time.Second)
-	defer cancel()
-	if err := s.records.AppendAudit(ctx, e); err != nil {
-		s.log.ErrorContext(r.Context(), "audit row not written", "request_id", e.RequestID, "operation", o.name,
-			"invoice_id", invoiceID, "error", err)
-	}
+	return e
 }

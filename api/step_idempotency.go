@@ -1,9 +1,11 @@
 package api
 
 import (
+	"crypto/rand"
 	"errors"
 
 	"github.com/erpgate/erpgate/api/refusal"
+	"github.com/erpgate/erpgate/erp/records"
 )
 
 // idempotency gives a write its digest and, when the call sends an
@@ -14,9 +16,12 @@ import (
 // lease, so that of concurrent writes of one invoice, on any replica, one
 // runs at a time; the others wait their turn and then find the invoice as
 // the first left it. A call that waits in vain, for its key or its
-// invoice, is WRITE_IN_PROGRESS and does not run. On the way back it keeps
-// the answer for the key, or gives the key up when the operation did not
-// run or its answer is a 5xx. Reads leave the step out.
+// invoice, is WRITE_IN_PROGRESS and does not run. A write that meets no
+// other claims its key and its lease in one transaction. On the way back
+// it settles the call in one transaction: the audit row the audit step
+// composed, the answer kept for the key (or the key given up when the
+// operation did not run or its answer is not a 2xx), and the lease
+// released. Reads leave the step out.
 func (s *Server) idempotency(o operation, next callHandler) callHandler {
 	if !o.write {
 		return next
@@ -32,44 +37,35 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 		c.digest = c.args.digest(o.name, r)
 		c.record.key, c.record.digest = key, c.digest
 		invoiceID := c.args.invoiceID(r)
-		until := s.idem.waitEnd(r.Context())
-		var claim *idempotencyClaim
-		if key != "" {
-			var replay *response
-			claim, replay, err = s.idem.claim(r.Context(), until, c.client.Name, key, o.name, c.digest, invoiceID)
-			if err != nil {
-				if errors.As(err, new(refusal.KeyReused)) {
-					s.metrics.keyReuse.WithLabelValues(o.name).Inc()
-				}
-				return s.failure(r, err, c.record)
-			}
-			if replay != nil {
-				s.metrics.replays.WithLabelValues(o.name).Inc()
-				replay.header.Set("Idempotent-Replayed", "true")
-				return replay
-			}
-		}
 		// An id of the wrong form takes no lease: the operation refuses it.
+		var lease *records.InvoiceLease
 		if o.invoiceLease && invoiceIDPattern.MatchString(invoiceID) {
-			release, takenOver, err := s.idem.leaseInvoice(r.Context(), until, invoiceID, o.name)
-			if err != nil {
-				claim.release()
-				return s.failure(r, err, c.record)
-			}
-			if takenOver {
-				s.log.WarnContext(r.Context(), "invoice write lease taken over from a call that never ended",
-					"request_id", RequestIDFromContext(r.Context()), "operation", o.name, "invoice_id", invoiceID)
-			}
-			defer func() {
-				if err := release(); err != nil {
-					s.log.ErrorContext(r.Context(), "invoice write lease not released", "request_id", RequestIDFromContext(r.Context()),
-						"operation", o.name, "invoice_id", invoiceID, "error", err)
-				}
-			}()
+			lease = &records.InvoiceLease{InvoiceID: invoiceID, Holder: rand.Text(), Operation: o.name}
 		}
+		claim, replay, err := s.idem.claim(r.Context(), s.idem.waitEnd(r.Context()), c.client.Name, key, o.name, c.digest, invoiceID, lease)
+		if err != nil {
+			if errors.As(err, new(refusal.KeyReused)) {
+				s.metrics.keyReuse.WithLabelValues(o.name).Inc()
+			}
+			return s.failure(r, err, c.record)
+		}
+		if replay != nil {
+			s.metrics.replays.WithLabelValues(o.name).Inc()
+			replay.header.Set("Idempotent-Replayed", "true")
+			return replay
+		}
+		settled := false
+		defer func() {
+			// A panic on the way is a 5xx: the key is given up, the
+			// lease released.
+			if !settled {
+				claim.settle(nil, nil)
+			}
+		}()
 		resp := next(c)
+		settled = true
 		if !c.ran {
-			claim.release()
+			claim.settle(nil, nil)
 			return resp
 		}
 		// Only an answer that wrote or settled something (2xx) is kept. A
@@ -80,11 +76,11 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 		// either: the same key may try again. A record the call created is
 		// found again by its dedupe key, and a posting is settled by reading
 		// the invoice, so the second try does not write twice.
-		keep := resp.status >= 200 && resp.status < 300
-		if err := claim.complete(resp, keep); err != nil {
-			s.log.ErrorContext(r.Context(), "idempotency key answer not kept", "request_id", RequestIDFromContext(r.Context()),
-				"operation", o.name, "error", err)
+		kept := resp
+		if resp.status < 200 || resp.status >= 300 {
+			kept = nil
 		}
+		claim.settle(c.audit, kept)
 		return resp
 	}
 }

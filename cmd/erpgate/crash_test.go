@@ -82,10 +82,10 @@ type crashStore struct {
 	at string
 }
 
-func (c *crashStore) ClaimKey(ctx context.Context, k records.Key, now time.Time, o records.KeyOptions) (records.KeyClaim, error) {
-	claim, err := c.Store.ClaimKey(ctx, k, now, o)
-	if err == nil && claim.State == records.KeyClaimed {
-		die("ClaimKey", c.at)
+func (c *crashStore) ClaimWrite(ctx context.Context, w records.WriteClaim, now time.Time) (records.WriteClaimed, error) {
+	claim, err := c.Store.ClaimWrite(ctx, w, now)
+	if err == nil && claim.Key.State == records.KeyClaimed {
+		die("ClaimWrite", c.at)
 	}
 	return claim, err
 }
@@ -102,15 +102,11 @@ func (c *crashStore) CreateHandover(ctx context.Context, h records.Handover, not
 	return h, created, err
 }
 
-func (c *crashStore) AppendAudit(ctx context.Context, e records.AuditEntry) error {
-	err := c.Store.AppendAudit(ctx, e)
-	die("AppendAudit", c.at)
-	return err
-}
-
-func (c *crashStore) CompleteKey(ctx context.Context, client, key string, resp records.Response, expires time.Time) error {
-	err := c.Store.CompleteKey(ctx, client, key, resp, expires)
-	die("CompleteKey", c.at)
+func (c *crashStore) Settle(ctx context.Context, st records.Settlement) error {
+	err := c.Store.Settle(ctx, st)
+	if st.Audit != nil {
+		die("Settle", c.at)
+	}
 	return err
 }
 
@@ -192,7 +188,7 @@ func TestKillBetweenSteps(t *testing.T) {
 	writes := []write{
 		{name: "hand_over", path: "/handovers",
 			body:  map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018830 item 10 is finally invoiced."},
-			steps: []string{"ClaimKey", "CreateHandover", "AppendAudit", "CompleteKey"},
+			steps: []string{"ClaimWrite", "CreateHandover", "Settle"},
 			check: func(t *testing.T, b map[string]any) {
 				if b["handover_id"] != "HO0000001" || b["status"] != "queued" || b["queue"] != "procurement" {
 					t.Errorf("answer %v, want HO0000001 queued for procurement", b)
@@ -207,7 +203,7 @@ func TestKillBetweenSteps(t *testing.T) {
 			}},
 		{name: "request_approval", path: "/invoices/5105600101/approvals",
 			body:  map[string]any{"proposed_action": "post_as_invoiced", "justification": "Three-way match MATCHED on all lines."},
-			steps: []string{"CreateApproval", "AppendAudit"},
+			steps: []string{"ClaimWrite", "CreateApproval", "Settle"},
 			check: func(t *testing.T, b map[string]any) {
 				if b["approval_id"] != "A0000001" || b["status"] != "approved" {
 					t.Errorf("answer %v, want A0000001 approved", b)
@@ -222,7 +218,7 @@ func TestKillBetweenSteps(t *testing.T) {
 			}},
 		{name: "post_invoice", path: "/invoices/5105600101/post", approved: true,
 			body:  map[string]any{"approval_id": "A0000001"},
-			steps: []string{"PostInvoice", "AppendAudit", "CompleteKey"},
+			steps: []string{"ClaimWrite", "PostInvoice", "Settle"},
 			check: func(t *testing.T, b map[string]any) {
 				if b["status"] != "posted" || b["already_posted"] != false {
 					t.Errorf("answer %v, want posted by this call (already_posted false)", b)

@@ -173,6 +173,16 @@ func (s storeClock) ReleaseInvoice(ctx context.Context, invoiceID, holder string
 	return s.Store.ReleaseInvoice(ctx, invoiceID, holder)
 }
 
+func (s storeClock) ClaimWrite(ctx context.Context, c records.WriteClaim, now time.Time) (records.WriteClaimed, error) {
+	defer since(ctx, "ClaimWrite", time.Now())
+	return s.Store.ClaimWrite(ctx, c, now)
+}
+
+func (s storeClock) Settle(ctx context.Context, st records.Settlement) error {
+	defer since(ctx, "Settle", time.Now())
+	return s.Store.Settle(ctx, st)
+}
+
 func (s storeClock) AppendAudit(ctx context.Context, e records.AuditEntry) error {
 	defer since(ctx, "AppendAudit", time.Now())
 	return s.Store.AppendAudit(ctx, e)

@@ -45,8 +45,8 @@ func TestWritesRound(t *testing.T) {
 				name, len(c.calls), c.non2xx, c.firstErr, c.noWork, calls)
 		}
 		for _, k := range c.calls {
-			if k.store <= 0 || k.storeCalls < 4 || k.store > k.wall {
-				t.Errorf("%s: store work %s in %d store calls of a call of %s; want more than 0 in at least 4 (key claimed and kept, record or lease, audit), within the call",
+			if k.store <= 0 || k.storeCalls < 3 || k.store > k.wall {
+				t.Errorf("%s: store work %s in %d store calls of a call of %s; want more than 0 in at least 3 (key and lease claimed, record or approval, settled), within the call",
 					name, k.store, k.storeCalls, k.wall)
 				break
 			}

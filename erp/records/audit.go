@@ -7,11 +7,16 @@ import (
 // AppendAudit adds a row to the audit log; the database refuses to change
 // or remove one.
 func (s *sqlStore) AppendAudit(ctx context.Context, e AuditEntry) error {
-	_, err := s.exec(ctx, s.w, `INSERT INTO audit_log (at, client, operation, invoice_id, args_digest,
+	return opErr("append audit", s.appendAudit(ctx, s.w, e))
+}
+
+// appendAudit is AppendAudit on q.
+func (s *sqlStore) appendAudit(ctx context.Context, q querier, e AuditEntry) error {
+	_, err := s.exec(ctx, q, `INSERT INTO audit_log (at, client, operation, invoice_id, args_digest,
 		approval_id, document, outcome, request_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		s.d.timeArg(nowIfZero(e.At)), e.Client, e.Operation, e.InvoiceID, e.ArgsDigest, e.ApprovalID,
 		e.Document, e.Outcome, e.RequestID, e.Note)
-	return opErr("append audit", err)
+	return err
 }
 
 // Audit returns audit rows, newest first.

@@ -32,6 +32,11 @@ type dialect struct {
 	// idempotency keys (argument: the client), so that two claims cannot
 	// both pass the per-client cap. Empty: write transactions are serial.
 	lockClient string
+	// lazyCommitTx, run first in a transaction, lets its commit return
+	// before the log is on disk. lazyCommitOn and lazyCommitOff, run on
+	// the connection before and after a transaction, do the same where
+	// the setting cannot change within one. See inLazyTx.
+	lazyCommitTx, lazyCommitOn, lazyCommitOff string
 }
 
 // migrationLockKey is the pg_advisory_lock key held while migrating: the
@@ -45,8 +50,10 @@ const clientLockSpace = 0x65726b31 // "erk1"
 
 var (
 	sqliteDialect = &dialect{
-		name:     "sqlite",
-		textTime: true,
+		name:          "sqlite",
+		textTime:      true,
+		lazyCommitOn:  "PRAGMA synchronous = NORMAL",
+		lazyCommitOff: "PRAGMA synchronous = FULL",
 		migrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at TEXT NOT NULL
@@ -63,6 +70,7 @@ var (
 		lockMigrations:   "SELECT pg_advisory_lock($1)",
 		unlockMigrations: "SELECT pg_advisory_unlock($1)",
 		lockClient:       "SELECT pg_advisory_xact_lock(" + strconv.Itoa(clientLockSpace) + ", hashtext($1))",
+		lazyCommitTx:     "SET LOCAL synchronous_commit = off",
 	}
 )
 

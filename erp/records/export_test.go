@@ -27,3 +27,6 @@ func PageLimit(p Page) int { return pageLimit(p.Limit, defaultPage, maxPage) }
 
 // AuditLimit is the number of rows Audit with f returns at most.
 func AuditLimit(f AuditFilter) int { return pageLimit(f.Limit, defaultAudit, maxAudit) }
+
+// WriterDB returns the pool s writes through.
+func WriterDB(s Store) *sql.DB { return s.(*sqlStore).w }

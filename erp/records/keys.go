@@ -37,76 +37,77 @@ const claimAttempts = 3
 // was read, and a write that changes nothing sends the claim back to read
 // the row again, so that of concurrent callers exactly one claims a key.
 func (s *sqlStore) ClaimKey(ctx context.Context, k Key, now time.Time, opts KeyOptions) (KeyClaim, error) {
-	now = normTime(now)
-	until := normTime(now.Add(leaseOrDefault(opts.Lease)))
 	var claim KeyClaim
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		for range claimAttempts {
-			row, found, err := s.keyRow(ctx, tx, k.Client, k.Key)
-			if err != nil {
-				return err
-			}
-			var won int64
-			switch {
-			case !found || row.state == keyDone && row.expired(now):
-				if opts.MaxPerClient > 0 {
-					full, err := s.clientFull(ctx, tx, k.Client, now, opts.MaxPerClient)
-					if err != nil {
-						return err
-					}
-					if full {
-						claim = KeyClaim{State: KeyCapReached}
-						return nil
-					}
-				}
-				if !found {
-					won, err = s.exec(ctx, tx, `INSERT INTO idempotency_keys (client, idem_key, operation, digest,
-						state, lease_until, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?)
-						ON CONFLICT (client, idem_key) DO NOTHING`,
-						k.Client, k.Key, k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now))
-				} else {
-					won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET operation = ?, digest = ?,
-						state = 'in_flight', lease_until = ?, status = 0, header = 'null', body = NULL,
-						expires_at = NULL, created_at = ?
-						WHERE client = ? AND idem_key = ? AND state = 'done' AND expires_at <= ?`,
-						k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now), k.Client, k.Key, s.d.timeArg(now))
-				}
-				if err != nil {
-					return err
-				}
-				if won == 1 {
-					claim = KeyClaim{State: KeyClaimed}
-					return nil
-				}
-			case row.digest != k.Digest:
-				claim = KeyClaim{State: KeyReused}
-				return nil
-			case row.state == keyDone:
-				resp := row.resp
-				claim = KeyClaim{State: KeyReplay, Response: &resp}
-				return nil
-			case row.leaseUntil.After(now):
-				claim = KeyClaim{State: KeyInFlight, LeaseUntil: row.leaseUntil}
-				return nil
-			default:
-				won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET lease_until = ?
-					WHERE client = ? AND idem_key = ? AND state = 'in_flight' AND lease_until <= ?`,
-					s.d.timeArg(until), k.Client, k.Key, s.d.timeArg(now))
-				if err != nil {
-					return err
-				}
-				if won == 1 {
-					claim = KeyClaim{State: KeyClaimed, TakenOver: true}
-					return nil
-				}
-			}
-		}
-		return errors.New("the key kept changing under the claim")
+		var err error
+		claim, err = s.claimKey(ctx, tx, k, now, opts)
+		return err
 	})
 	if err != nil {
 		return KeyClaim{}, opErr("claim key", err)
 	}
 	return claim, nil
+}
+
+// claimKey is ClaimKey within tx.
+func (s *sqlStore) claimKey(ctx context.Context, tx *sql.Tx, k Key, now time.Time, opts KeyOptions) (KeyClaim, error) {
+	now = normTime(now)
+	until := normTime(now.Add(leaseOrDefault(opts.Lease)))
+	for range claimAttempts {
+		row, found, err := s.keyRow(ctx, tx, k.Client, k.Key)
+		if err != nil {
+			return KeyClaim{}, err
+		}
+		var won int64
+		switch {
+		case !found || row.state == keyDone && row.expired(now):
+			if opts.MaxPerClient > 0 {
+				full, err := s.clientFull(ctx, tx, k.Client, now, opts.MaxPerClient)
+				if err != nil {
+					return KeyClaim{}, err
+				}
+				if full {
+					return KeyClaim{State: KeyCapReached}, nil
+				}
+			}
+			if !found {
+				won, err = s.exec(ctx, tx, `INSERT INTO idempotency_keys (client, idem_key, operation, digest,
+					state, lease_until, created_at) VALUES (?, ?, ?, ?, 'in_flight', ?, ?)
+					ON CONFLICT (client, idem_key) DO NOTHING`,
+					k.Client, k.Key, k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now))
+			} else {
+				won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET operation = ?, digest = ?,
+					state = 'in_flight', lease_until = ?, status = 0, header = 'null', body = NULL,
+					expires_at = NULL, created_at = ?
+					WHERE client = ? AND idem_key = ? AND state = 'done' AND expires_at <= ?`,
+					k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now), k.Client, k.Key, s.d.timeArg(now))
+			}
+			if err != nil {
+				return KeyClaim{}, err
+			}
+			if won == 1 {
+				return KeyClaim{State: KeyClaimed}, nil
+			}
+		case row.digest != k.Digest:
+			return KeyClaim{State: KeyReused}, nil
+		case row.state == keyDone:
+			resp := row.resp
+			return KeyClaim{State: KeyReplay, Response: &resp}, nil
+		case row.leaseUntil.After(now):
+			return KeyClaim{State: KeyInFlight, LeaseUntil: row.leaseUntil}, nil
+		default:
+			won, err = s.exec(ctx, tx, `UPDATE idempotency_keys SET lease_until = ?
+				WHERE client = ? AND idem_key = ? AND state = 'in_flight' AND lease_until <= ?`,
+				s.d.timeArg(until), k.Client, k.Key, s.d.timeArg(now))
+			if err != nil {
+				return KeyClaim{}, err
+			}
+			if won == 1 {
+				return KeyClaim{State: KeyClaimed, TakenOver: true}, nil
+			}
+		}
+	}
+	return KeyClaim{}, errors.New("the key kept changing under the claim")
 }
 
 // keyRow reads the row of a key.
@@ -140,16 +141,21 @@ func (s *sqlStore) clientFull(ctx context.Context, tx *sql.Tx, client string, no
 
 // CompleteKey keeps resp as the answer of a key in flight until expires.
 func (s *sqlStore) CompleteKey(ctx context.Context, client, key string, resp Response, expires time.Time) error {
+	return opErr("complete key", s.completeKey(ctx, s.w, client, key, resp, expires))
+}
+
+// completeKey is CompleteKey on q.
+func (s *sqlStore) completeKey(ctx context.Context, q querier, client, key string, resp Response, expires time.Time) error {
 	header, err := jsonArg(resp.Header)
 	if err != nil {
-		return opErr("complete key", err)
+		return err
 	}
-	changed, err := s.exec(ctx, s.w, `UPDATE idempotency_keys SET state = 'done', lease_until = NULL,
+	changed, err := s.exec(ctx, q, `UPDATE idempotency_keys SET state = 'done', lease_until = NULL,
 		status = ?, outcome = ?, header = ?, body = ?, expires_at = ?
 		WHERE client = ? AND idem_key = ? AND state = 'in_flight'`,
 		resp.Status, resp.Outcome, header, resp.Body, s.d.timeArg(expires), client, key)
 	if err != nil {
-		return opErr("complete key", err)
+		return err
 	}
 	if changed == 0 {
 		return fmt.Errorf("%w: key %q of %q is not in flight", ErrNotFound, key, client)
@@ -159,8 +165,13 @@ func (s *sqlStore) CompleteKey(ctx context.Context, client, key string, resp Res
 
 // ReleaseKey drops a claim in flight; a key not in flight stays as it is.
 func (s *sqlStore) ReleaseKey(ctx context.Context, client, key string) error {
-	_, err := s.exec(ctx, s.w, "DELETE FROM idempotency_keys WHERE client = ? AND idem_key = ? AND state = 'in_flight'", client, key)
-	return opErr("release key", err)
+	return opErr("release key", s.releaseKey(ctx, s.w, client, key))
+}
+
+// releaseKey is ReleaseKey on q.
+func (s *sqlStore) releaseKey(ctx context.Context, q querier, client, key string) error {
+	_, err := s.exec(ctx, q, "DELETE FROM idempotency_keys WHERE client = ? AND idem_key = ? AND state = 'in_flight'", client, key)
+	return err
 }
 
 // DeleteExpiredKeys drops the answers kept past their expiry at now.

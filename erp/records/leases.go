@@ -18,9 +18,8 @@ func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Ti
 	now = normTime(now)
 	until := normTime(now.Add(leaseOrDefault(lease)))
 	var (
-		holder    string
-		takeovers int
-		c         LeaseClaim
+		holder string
+		c      LeaseClaim
 	)
 	// A lease another call holds is only read: the calls that wait for it
 	// look again and again, and must not write (a new row version on
@@ -33,7 +32,20 @@ func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Ti
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return LeaseClaim{}, opErr("claim invoice", err)
 	}
-	err = s.w.QueryRowContext(ctx, s.d.rebind(`INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
+	c, err = s.claimInvoice(ctx, s.w, l, now, until)
+	return c, opErr("claim invoice", err)
+}
+
+// claimInvoice is ClaimInvoice's write on q, at now (normalised) for a
+// lease until until: the one statement that inserts the lease, takes over
+// one that lapsed, or leaves another holder's as it is.
+func (s *sqlStore) claimInvoice(ctx context.Context, q querier, l InvoiceLease, now, until time.Time) (LeaseClaim, error) {
+	var (
+		holder    string
+		takeovers int
+		c         LeaseClaim
+	)
+	err := q.QueryRowContext(ctx, s.d.rebind(`INSERT INTO invoice_leases (invoice_id, holder, operation, lease_until)
 		VALUES (?, ?, ?, ?)
 		ON CONFLICT (invoice_id) DO UPDATE SET
 			holder = CASE WHEN invoice_leases.lease_until <= ? THEN excluded.holder ELSE invoice_leases.holder END,
@@ -45,7 +57,7 @@ func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Ti
 		s.d.timeArg(now), s.d.timeArg(now), s.d.timeArg(now), s.d.timeArg(now)).
 		Scan(&holder, &c.Operation, &takeovers, timeCol{&c.LeaseUntil})
 	if err != nil {
-		return LeaseClaim{}, opErr("claim invoice", err)
+		return LeaseClaim{}, err
 	}
 	if holder == l.Holder {
 		return LeaseClaim{Claimed: true, TakenOver: takeovers > 0}, nil
@@ -55,6 +67,11 @@ func (s *sqlStore) ClaimInvoice(ctx context.Context, l InvoiceLease, now time.Ti
 
 // ReleaseInvoice drops holder's lease of the invoice.
 func (s *sqlStore) ReleaseInvoice(ctx context.Context, invoiceID, holder string) error {
-	_, err := s.exec(ctx, s.w, "DELETE FROM invoice_leases WHERE invoice_id = ? AND holder = ?", invoiceID, holder)
-	return opErr("release invoice", err)
+	return opErr("release invoice", s.releaseInvoice(ctx, s.w, invoiceID, holder))
+}
+
+// releaseInvoice is ReleaseInvoice on q.
+func (s *sqlStore) releaseInvoice(ctx context.Context, q querier, invoiceID, holder string) error {
+	_, err := s.exec(ctx, q, "DELETE FROM invoice_leases WHERE invoice_id = ? AND holder = ?", invoiceID, holder)
+	return err
 }

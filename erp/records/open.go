@@ -36,10 +36,11 @@ const DataFile = "erpgate.db"
 
 // sqlitePragmas configure every SQLite connection: wait up to 5s for
 // another writer rather than fail, write-ahead logging so that readers do
-// not block the writer, enforced foreign keys, and write transactions that
-// take the write lock at BEGIN (a deferred transaction that reads and then
-// writes fails at once with SQLITE_BUSY instead of waiting).
-const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+// not block the writer, a commit that returns once the log is on disk,
+// enforced foreign keys, and write transactions that take the write lock
+// at BEGIN (a deferred transaction that reads and then writes fails at
+// once with SQLITE_BUSY instead of waiting).
+const sqlitePragmas = "_pragma=busy_timeout(5000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=foreign_keys(1)&_txlock=immediate"
 
 // Open opens the records at url, and migrates the schema to the newest
 // version.

@@ -352,6 +352,14 @@ type Store interface {
 	// another holder stays as it is.
 	ReleaseInvoice(ctx context.Context, invoiceID, holder string) error
 
+	// ClaimWrite claims a keyed write's key and, once the key is claimed,
+	// its invoice's lease, in one transaction (see WriteClaim).
+	ClaimWrite(ctx context.Context, c WriteClaim, now time.Time) (WriteClaimed, error)
+	// Settle writes a write's audit row, its key's answer and its lease's
+	// release in one transaction (see Settlement). A key no longer in
+	// flight is ErrNotFound, after the other parts are committed.
+	Settle(ctx context.Context, st Settlement) error
+
 	// AppendAudit adds a row to the audit log. No method changes or
 	// removes one.
 	AppendAudit(ctx context.Context, e AuditEntry) error

@@ -3,6 +3,7 @@ package records
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -69,6 +70,52 @@ func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...an
 // the transaction takes the write lock at its start.
 func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// inLazyTx runs fn in a transaction as inTx does, but its commit returns
+// before the log is on disk. It is for a write's claim, which needs no
+// disk of its own: the next durable commit, the write's settlement at the
+// latest, puts it on disk with its own (PostgreSQL flushes its log in
+// order, and SQLite syncs its whole write-ahead log). A claim that the
+// machine loses before then, with the database's own crash, is a key never
+// claimed: a retry claims it again and finds what the first call did by
+// its dedupe key or by reading the invoice, as after any 5xx. A crash of
+// the gateway alone loses nothing.
+func (s *sqlStore) inLazyTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.d.lazyCommitOn == "" {
+		return s.inTx(ctx, func(tx *sql.Tx) error {
+			if s.d.lazyCommitTx != "" {
+				if _, err := tx.ExecContext(ctx, s.d.lazyCommitTx); err != nil {
+					return err
+				}
+			}
+			return fn(tx)
+		})
+	}
+	conn, err := s.w.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(ctx, s.d.lazyCommitOn); err != nil {
+		return err
+	}
+	// The connection goes back to durable commits whatever happens, or
+	// is dropped from the pool.
+	defer func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), s.d.lazyCommitOff); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+	}()
+	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}

@@ -104,6 +104,9 @@ func testStore(t *testing.T, open func(t *testing.T) records.Store) {
 		{"invoice leases", testInvoiceLeases},
 		{"one invoice lease of many at once", testInvoiceLeaseConcurrent},
 		{"one invoice lease takeover of many at once", testInvoiceLeaseConcurrentTakeover},
+		{"claim a write", testClaimWrite},
+		{"settle a write", testSettle},
+		{"commits are durable after a claim", testDurableAfterClaim},
 		{"audit", testAudit},
 		{"audit is append-only", testAuditAppendOnly},
 		{"times", testTimes},
@@ -1573,5 +1576,147 @@ func testInvoiceLeaseConcurrentTakeover(t *testing.T, s records.Store) {
 	}
 	if won, over := leaseAtOnce(t, s, 20, t0.Add(2*time.Minute)); won != 1 || over != 1 {
 		t.Errorf("20 claims of a lapsed lease at once: %d won, %d took over; want 1 and 1", won, over)
+	}
+}
+
+func testClaimWrite(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	write := func(key, holder string) records.WriteClaim {
+		return records.WriteClaim{
+			Key:        records.Key{Client: "c1", Key: key, Operation: "post_invoice", Digest: "d"},
+			KeyOptions: records.KeyOptions{Lease: time.Minute},
+			Lease:      &records.InvoiceLease{InvoiceID: "5105600101", Holder: holder, Operation: "post_invoice"},
+			LeaseFor:   time.Minute,
+		}
+	}
+	claimed := records.KeyClaim{State: records.KeyClaimed}
+	steps := []struct {
+		name string
+		c    records.WriteClaim
+		at   time.Time
+		want records.WriteClaimed
+	}{
+		{"key and lease free", write("k1", "a"), t0, records.WriteClaimed{Key: claimed, Lease: records.LeaseClaim{Claimed: true}, LeaseTried: true}},
+		{"key in flight: no lease tried", write("k1", "b"), t0.Add(time.Second),
+			records.WriteClaimed{Key: records.KeyClaim{State: records.KeyInFlight, LeaseUntil: stored(t0.Add(time.Minute))}}},
+		{"new key, lease held: the key stays claimed", write("k2", "b"), t0.Add(time.Second),
+			records.WriteClaimed{Key: claimed, Lease: records.LeaseClaim{Operation: "post_invoice", LeaseUntil: stored(t0.Add(time.Minute))}, LeaseTried: true}},
+		{"no lease asked", records.WriteClaim{Key: records.Key{Client: "c1", Key: "k3", Digest: "d"}}, t0,
+			records.WriteClaimed{Key: claimed}},
+		{"lease lapsed: taken over", write("k4", "c"), t0.Add(2 * time.Minute),
+			records.WriteClaimed{Key: claimed, Lease: records.LeaseClaim{Claimed: true, TakenOver: true}, LeaseTried: true}},
+	}
+	for _, st := range steps {
+		got, err := s.ClaimWrite(ctx, st.c, st.at)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		same(t, st.name, got, st.want)
+	}
+	// The key claimed without its lease is in flight, as ClaimKey leaves it.
+	if c, err := s.ClaimKey(ctx, write("k2", "").Key, t0.Add(2*time.Second), records.KeyOptions{Lease: time.Minute}); err != nil || c.State != records.KeyInFlight {
+		t.Errorf("key claimed while the lease was held: %+v, %v; want in flight", c, err)
+	}
+	// A key at the client's cap takes no lease.
+	capped := write("k5", "d")
+	capped.KeyOptions.MaxPerClient = 1
+	if got, err := s.ClaimWrite(ctx, capped, t0.Add(3*time.Minute)); err != nil || got.Key.State != records.KeyCapReached || got.LeaseTried {
+		t.Errorf("at the cap: %+v, %v; want KeyCapReached and no lease", got, err)
+	}
+}
+
+func testSettle(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	key := records.Key{Client: "c1", Key: "k1", Operation: "post_invoice", Digest: "d"}
+	lease := records.InvoiceLease{InvoiceID: "5105600101", Holder: "a", Operation: "post_invoice"}
+	c, err := s.ClaimWrite(ctx, records.WriteClaim{Key: key, Lease: &lease}, t0)
+	if err != nil || !c.Lease.Claimed {
+		t.Fatalf("claim: %+v, %v", c, err)
+	}
+	resp := records.Response{Status: 201, Outcome: "OK", Header: map[string][]string{"Content-Type": {"application/json"}}, Body: []byte(`{"a":1}`)}
+	entry := auditEntry(1)
+	err = s.Settle(ctx, records.Settlement{Audit: &entry,
+		Key:   &records.KeySettlement{Client: key.Client, Key: key.Key, Response: &resp, Expires: t0.Add(time.Hour)},
+		Lease: &lease})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// All three parts took effect: the answer replays, the lease is free,
+	// the row is in the log.
+	if got, err := s.ClaimKey(ctx, key, t0.Add(time.Second), records.KeyOptions{}); err != nil || got.State != records.KeyReplay || string(got.Response.Body) != `{"a":1}` {
+		t.Errorf("after settle, the key: %+v, %v; want its answer", got, err)
+	}
+	if got, err := s.ClaimInvoice(ctx, records.InvoiceLease{InvoiceID: lease.InvoiceID, Holder: "b"}, t0.Add(time.Second), time.Minute); err != nil || !got.Claimed {
+		t.Errorf("after settle, the lease: %+v, %v; want free", got, err)
+	}
+	if rows, err := s.Audit(ctx, records.AuditFilter{InvoiceID: entry.InvoiceID}); err != nil || len(rows) != 1 || rows[0].RequestID != entry.RequestID {
+		t.Errorf("after settle, the audit log: %+v, %v; want the row", rows, err)
+	}
+
+	// A key given up: claimed anew with other arguments.
+	k2 := records.Key{Client: "c1", Key: "k2", Digest: "d"}
+	if _, err := s.ClaimKey(ctx, k2, t0, records.KeyOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Settle(ctx, records.Settlement{Key: &records.KeySettlement{Client: "c1", Key: "k2"}}); err != nil {
+		t.Fatal(err)
+	}
+	k2.Digest = "other"
+	if got, err := s.ClaimKey(ctx, k2, t0, records.KeyOptions{}); err != nil || got.State != records.KeyClaimed {
+		t.Errorf("a key given up: %+v, %v; want claimed anew", got, err)
+	}
+
+	// A key no longer in flight does not hold back the audit row.
+	entry2 := auditEntry(2)
+	err = s.Settle(ctx, records.Settlement{Audit: &entry2,
+		Key: &records.KeySettlement{Client: "c1", Key: "never claimed", Response: &resp, Expires: t0.Add(time.Hour)}})
+	if !errors.Is(err, records.ErrNotFound) {
+		t.Errorf("settling a key not in flight: %v, want ErrNotFound", err)
+	}
+	if rows, err := s.Audit(ctx, records.AuditFilter{InvoiceID: entry2.InvoiceID}); err != nil || len(rows) == 0 || rows[0].RequestID != entry2.RequestID {
+		t.Errorf("the audit row of a settlement whose key was gone: %+v, %v; want it written", rows, err)
+	}
+}
+
+// testDurableAfterClaim: a write's claim commits without waiting for the
+// disk, and leaves the writer's next commits as durable as before.
+func testDurableAfterClaim(t *testing.T, s records.Store) {
+	ctx := t.Context()
+	durable := func() string {
+		t.Helper()
+		var v string
+		q := "PRAGMA synchronous"
+		if s.Engine() == "postgres" {
+			q = "SHOW synchronous_commit"
+		}
+		if err := records.WriterDB(s).QueryRowContext(ctx, q).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// SQLite's writer is FULL (2); PostgreSQL's is the server's setting,
+	// which the tests' throwaway cluster turns off.
+	want := durable()
+	if s.Engine() == "sqlite" && want != "2" {
+		t.Fatalf("before a claim: %s, want 2 (FULL)", want)
+	}
+	for i := range 3 {
+		c := records.WriteClaim{Key: records.Key{Client: "c1", Key: fmt.Sprint("k", i), Digest: "d"},
+			Lease: &records.InvoiceLease{InvoiceID: "5105600101", Holder: fmt.Sprint("h", i)}}
+		if _, err := s.ClaimWrite(ctx, c, t0.Add(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if got := durable(); got != want {
+			t.Errorf("after claim %d: %s, want %s", i, got, want)
+		}
+	}
+	// A claim that fails leaves the writer durable too.
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.ClaimWrite(canceled, records.WriteClaim{Key: records.Key{Client: "c1", Key: "k9", Digest: "d"}}, t0); err == nil {
+		t.Error("a claim with its context canceled succeeded")
+	}
+	if got := durable(); got != want {
+		t.Errorf("after a failed claim: %s, want %s", got, want)
 	}
 }

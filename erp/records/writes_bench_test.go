@@ -1,0 +1,68 @@
+package records_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/records/recordstest"
+)
+
+// BenchmarkWritePath is the store work of one keyed post on SQLite, the
+// embedded default: claimed and settled in two transactions, and in the
+// five separate calls the two fold together.
+func BenchmarkWritePath(b *testing.B) {
+	resp := records.Response{Status: 200, Outcome: "OK", Header: map[string][]string{"Content-Type": {"application/json"}},
+		Body: []byte(`{"invoice_id":"5105600101","fiscal_year":"2026","status":"posted"}`)}
+	opts := records.KeyOptions{Lease: time.Minute, MaxPerClient: 100000}
+	call := func(i int) (records.Key, records.InvoiceLease, records.AuditEntry) {
+		k := records.Key{Client: "agent", Key: fmt.Sprint("k", i), Operation: "post_invoice", Digest: "d"}
+		l := records.InvoiceLease{InvoiceID: "5105600101", Holder: fmt.Sprint("h", i), Operation: "post_invoice"}
+		return k, l, records.AuditEntry{At: time.Now(), Client: "agent", Operation: "post_invoice", InvoiceID: l.InvoiceID,
+			ArgsDigest: "d", Outcome: "OK", RequestID: fmt.Sprint("r", i)}
+	}
+	b.Run("two transactions", func(b *testing.B) {
+		s, _ := recordstest.SQLite(b)
+		ctx := b.Context()
+		i := 0
+		for b.Loop() {
+			i++
+			k, l, e := call(i)
+			now := time.Now()
+			c, err := s.ClaimWrite(ctx, records.WriteClaim{Key: k, KeyOptions: opts, Lease: &l, LeaseFor: time.Minute}, now)
+			if err != nil || !c.Lease.Claimed {
+				b.Fatalf("claim: %+v, %v", c, err)
+			}
+			if err := s.Settle(ctx, records.Settlement{Audit: &e, Lease: &l,
+				Key: &records.KeySettlement{Client: k.Client, Key: k.Key, Response: &resp, Expires: now.Add(time.Hour)}}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("five calls", func(b *testing.B) {
+		s, _ := recordstest.SQLite(b)
+		ctx := b.Context()
+		i := 0
+		for b.Loop() {
+			i++
+			k, l, e := call(i)
+			now := time.Now()
+			if c, err := s.ClaimKey(ctx, k, now, opts); err != nil || c.State != records.KeyClaimed {
+				b.Fatalf("claim key: %+v, %v", c, err)
+			}
+			if c, err := s.ClaimInvoice(ctx, l, now, time.Minute); err != nil || !c.Claimed {
+				b.Fatalf("claim invoice: %+v, %v", c, err)
+			}
+			if err := s.AppendAudit(ctx, e); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.CompleteKey(ctx, k.Client, k.Key, resp, now.Add(time.Hour)); err != nil {
+				b.Fatal(err)
+			}
+			if err := s.ReleaseInvoice(ctx, l.InvoiceID, l.Holder); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
