@@ -102,15 +102,46 @@ func open(ctx context.Context, rawURL string, opts Options) (*sqlStore, error) {
 	if s.w != s.db {
 		s.w.SetMaxOpenConns(1)
 	}
-	if err := s.db.PingContext(ctx); err != nil {
-		s.Close()
-		return nil, err
-	}
-	if err := migrate(ctx, s.w, s.d, log); err != nil {
+	if err := s.connect(ctx, log); err != nil {
 		s.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// sqliteBusyWait bounds how long connect tries again while SQLite answers
+// SQLITE_BUSY.
+const sqliteBusyWait = 5 * time.Second
+
+// connect checks the database answers and migrates it. A SQLite
+// connection that sets up a new file's write-ahead log while another
+// connection does the same can be answered SQLITE_BUSY at once, without
+// waiting out busy_timeout, as when stores open a new file together: it
+// is tried again, for up to sqliteBusyWait.
+func (s *sqlStore) connect(ctx context.Context, log *slog.Logger) error {
+	deadline := time.Now().Add(sqliteBusyWait)
+	for pause := 10 * time.Millisecond; ; pause = min(2*pause, 200*time.Millisecond) {
+		err := s.db.PingContext(ctx)
+		if err == nil {
+			err = migrate(ctx, s.w, s.d, log)
+		}
+		if err == nil || s.d.name != "sqlite" || !sqliteBusy(err) || time.Now().After(deadline) {
+			return err
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+}
+
+// sqliteBusy says err is SQLite's SQLITE_BUSY, of any extended code.
+func sqliteBusy(err error) bool {
+	var e interface{ Code() int }
+	return errors.As(err, &e) && e.Code()&0xff == 5
 }
 
 // openDB opens, without connecting, the database url names.
