@@ -12,11 +12,15 @@ func (s *sqlStore) AppendAudit(ctx context.Context, e AuditEntry) error {
 
 // appendAudit is AppendAudit on q.
 func (s *sqlStore) appendAudit(ctx context.Context, q querier, e AuditEntry) error {
-	_, err := s.exec(ctx, q, `INSERT INTO audit_log (at, client, operation, invoice_id, args_digest,
-		approval_id, document, outcome, request_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		s.d.timeArg(nowIfZero(e.At)), e.Client, e.Operation, e.InvoiceID, e.ArgsDigest, e.ApprovalID,
-		e.Document, e.Outcome, e.RequestID, e.Note)
+	_, err := s.appendAuditStmt(e).exec(ctx, s, q)
 	return err
+}
+
+func (s *sqlStore) appendAuditStmt(e AuditEntry) stmt {
+	return stmt{`INSERT INTO audit_log (at, client, operation, invoice_id, args_digest,
+		approval_id, document, outcome, request_id, note) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		[]any{s.d.timeArg(nowIfZero(e.At)), e.Client, e.Operation, e.InvoiceID, e.ArgsDigest, e.ApprovalID,
+			e.Document, e.Outcome, e.RequestID, e.Note}}
 }
 
 // Audit returns audit rows, newest first.

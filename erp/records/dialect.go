@@ -37,6 +37,9 @@ type dialect struct {
 	// the connection before and after a transaction, do the same where
 	// the setting cannot change within one. See inLazyTx.
 	lazyCommitTx, lazyCommitOn, lazyCommitOff string
+	// writableWith: data-modifying statements may be joined into one in a
+	// WITH, each its own query.
+	writableWith bool
 }
 
 // migrationLockKey is the pg_advisory_lock key held while migrating: the
@@ -71,6 +74,7 @@ var (
 		unlockMigrations: "SELECT pg_advisory_unlock($1)",
 		lockClient:       "SELECT pg_advisory_xact_lock(" + strconv.Itoa(clientLockSpace) + ", hashtext($1))",
 		lazyCommitTx:     "SET LOCAL synchronous_commit = off",
+		writableWith:     true,
 	}
 )
 

@@ -146,21 +146,33 @@ func (s *sqlStore) CompleteKey(ctx context.Context, client, key string, resp Res
 
 // completeKey is CompleteKey on q.
 func (s *sqlStore) completeKey(ctx context.Context, q querier, client, key string, resp Response, expires time.Time) error {
-	header, err := jsonArg(resp.Header)
+	st, err := s.completeKeyStmt(client, key, resp, expires)
 	if err != nil {
 		return err
 	}
-	changed, err := s.exec(ctx, q, `UPDATE idempotency_keys SET state = 'done', lease_until = NULL,
-		status = ?, outcome = ?, header = ?, body = ?, expires_at = ?
-		WHERE client = ? AND idem_key = ? AND state = 'in_flight'`,
-		resp.Status, resp.Outcome, header, resp.Body, s.d.timeArg(expires), client, key)
+	changed, err := st.exec(ctx, s, q)
 	if err != nil {
 		return err
 	}
 	if changed == 0 {
-		return fmt.Errorf("%w: key %q of %q is not in flight", ErrNotFound, key, client)
+		return keyNotInFlight(client, key)
 	}
 	return nil
+}
+
+func (s *sqlStore) completeKeyStmt(client, key string, resp Response, expires time.Time) (stmt, error) {
+	header, err := jsonArg(resp.Header)
+	if err != nil {
+		return stmt{}, err
+	}
+	return stmt{`UPDATE idempotency_keys SET state = 'done', lease_until = NULL,
+		status = ?, outcome = ?, header = ?, body = ?, expires_at = ?
+		WHERE client = ? AND idem_key = ? AND state = 'in_flight'`,
+		[]any{resp.Status, resp.Outcome, header, resp.Body, s.d.timeArg(expires), client, key}}, nil
+}
+
+func keyNotInFlight(client, key string) error {
+	return fmt.Errorf("%w: key %q of %q is not in flight", ErrNotFound, key, client)
 }
 
 // ReleaseKey drops a claim in flight; a key not in flight stays as it is.
@@ -170,8 +182,12 @@ func (s *sqlStore) ReleaseKey(ctx context.Context, client, key string) error {
 
 // releaseKey is ReleaseKey on q.
 func (s *sqlStore) releaseKey(ctx context.Context, q querier, client, key string) error {
-	_, err := s.exec(ctx, q, "DELETE FROM idempotency_keys WHERE client = ? AND idem_key = ? AND state = 'in_flight'", client, key)
+	_, err := releaseKeyStmt(client, key).exec(ctx, s, q)
 	return err
+}
+
+func releaseKeyStmt(client, key string) stmt {
+	return stmt{"DELETE FROM idempotency_keys WHERE client = ? AND idem_key = ? AND state = 'in_flight'", []any{client, key}}
 }
 
 // DeleteExpiredKeys drops the answers kept past their expiry at now.

@@ -72,6 +72,10 @@ func (s *sqlStore) ReleaseInvoice(ctx context.Context, invoiceID, holder string)
 
 // releaseInvoice is ReleaseInvoice on q.
 func (s *sqlStore) releaseInvoice(ctx context.Context, q querier, invoiceID, holder string) error {
-	_, err := s.exec(ctx, q, "DELETE FROM invoice_leases WHERE invoice_id = ? AND holder = ?", invoiceID, holder)
+	_, err := releaseInvoiceStmt(invoiceID, holder).exec(ctx, s, q)
 	return err
+}
+
+func releaseInvoiceStmt(invoiceID, holder string) stmt {
+	return stmt{"DELETE FROM invoice_leases WHERE invoice_id = ? AND holder = ?", []any{invoiceID, holder}}
 }

@@ -66,6 +66,17 @@ func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...an
 	return res.RowsAffected()
 }
 
+// stmt is one statement, with ? placeholders, and its arguments.
+type stmt struct {
+	query string
+	args  []any
+}
+
+// exec runs st on q and returns the rows it affected.
+func (st stmt) exec(ctx context.Context, s *sqlStore, q querier) (int64, error) {
+	return s.exec(ctx, q, st.query, st.args...)
+}
+
 // inTx runs fn in a transaction, committed when fn returns nil. On SQLite
 // the transaction takes the write lock at its start.
 func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {

@@ -3,7 +3,8 @@ package records
 import (
 	"context"
 	"database/sql"
-	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -73,36 +74,71 @@ func (s *sqlStore) ClaimWrite(ctx context.Context, c WriteClaim, now time.Time) 
 // Settle writes st's parts in one transaction. A key that is no longer in
 // flight (its lease lapsed and another call took it over) does not hold
 // the other parts back: they are committed, and Settle returns
-// ErrNotFound for the key.
+// ErrNotFound for the key. On PostgreSQL the transaction is one statement,
+// the parts joined in a WITH, so that it takes one round trip.
 func (s *sqlStore) Settle(ctx context.Context, st Settlement) error {
-	var keyErr error
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		if st.Audit != nil {
-			if err := s.appendAudit(ctx, tx, *st.Audit); err != nil {
-				return err
+	var parts []stmt
+	if st.Audit != nil {
+		parts = append(parts, s.appendAuditStmt(*st.Audit))
+	}
+	// The key's statement is last, so that the rows it changed can be
+	// told apart.
+	keyMustChange := false
+	if st.Lease != nil {
+		parts = append(parts, releaseInvoiceStmt(st.Lease.InvoiceID, st.Lease.Holder))
+	}
+	if k := st.Key; k != nil {
+		if k.Response == nil {
+			parts = append(parts, releaseKeyStmt(k.Client, k.Key))
+		} else {
+			p, err := s.completeKeyStmt(k.Client, k.Key, *k.Response, k.Expires)
+			if err != nil {
+				return opErr("settle write", err)
 			}
+			parts, keyMustChange = append(parts, p), true
 		}
-		if k := st.Key; k != nil {
-			var err error
-			if k.Response == nil {
-				err = s.releaseKey(ctx, tx, k.Client, k.Key)
-			} else {
-				err = s.completeKey(ctx, tx, k.Client, k.Key, *k.Response, k.Expires)
-			}
-			switch {
-			case errors.Is(err, ErrNotFound):
-				keyErr = err
-			case err != nil:
-				return err
-			}
-		}
-		if l := st.Lease; l != nil {
-			return s.releaseInvoice(ctx, tx, l.InvoiceID, l.Holder)
-		}
+	}
+	if len(parts) == 0 {
 		return nil
-	})
+	}
+	var keyChanged int64
+	var err error
+	if s.d.writableWith {
+		keyChanged, err = s.execJoined(ctx, parts)
+	} else {
+		err = s.inTx(ctx, func(tx *sql.Tx) error {
+			for _, p := range parts {
+				if keyChanged, err = p.exec(ctx, s, tx); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return opErr("settle write", err)
 	}
-	return keyErr
+	if keyMustChange && keyChanged == 0 {
+		return keyNotInFlight(st.Key.Client, st.Key.Key)
+	}
+	return nil
+}
+
+// execJoined runs parts as one statement, each a data-modifying WITH
+// query, and returns the rows the last one changed.
+func (s *sqlStore) execJoined(ctx context.Context, parts []stmt) (int64, error) {
+	var b strings.Builder
+	var args []any
+	b.WriteString("WITH ")
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "p%d AS (%s RETURNING 1)", i, p.query)
+		args = append(args, p.args...)
+	}
+	fmt.Fprintf(&b, " SELECT COUNT(*) FROM p%d", len(parts)-1)
+	var n int64
+	err := s.w.QueryRowContext(ctx, s.d.rebind(b.String()), args...).Scan(&n)
+	return n, err
 }
