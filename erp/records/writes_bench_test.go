@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"fmt"
+	"os"
 	"testing"
 	"time"
 
@@ -9,10 +10,26 @@ import (
 	"github.com/erpgate/erpgate/erp/records/recordstest"
 )
 
-// BenchmarkWritePath is the store work of one keyed post on SQLite, the
-// embedded default: claimed and settled in two transactions, and in the
-// five separate calls the two fold together.
+// BenchmarkWritePath is the store work of one keyed post: claimed and
+// settled in two transactions, and in the five separate calls the two fold
+// together. SQLite always; PostgreSQL when ERPGATE_TEST_DATABASE_URL names
+// a server (bash .ci/test.sh starts one, without fsync: its figures are
+// round trips and work, not the disk).
 func BenchmarkWritePath(b *testing.B) {
+	for _, e := range []struct {
+		name string
+		open func(testing.TB) (records.Store, string)
+	}{{"sqlite", recordstest.SQLite}, {"postgres", recordstest.Postgres}} {
+		b.Run(e.name, func(b *testing.B) {
+			if e.name == "postgres" && os.Getenv(recordstest.EnvDatabaseURL) == "" {
+				b.Skip(recordstest.EnvDatabaseURL + " is not set: no PostgreSQL to measure")
+			}
+			benchWritePath(b, func() records.Store { s, _ := e.open(b); return s })
+		})
+	}
+}
+
+func benchWritePath(b *testing.B, open func() records.Store) {
 	resp := records.Response{Status: 200, Outcome: "OK", Header: map[string][]string{"Content-Type": {"application/json"}},
 		Body: []byte(`{"invoice_id":"5105600101","fiscal_year":"2026","status":"posted"}`)}
 	opts := records.KeyOptions{Lease: time.Minute, MaxPerClient: 100000}
@@ -23,7 +40,8 @@ func BenchmarkWritePath(b *testing.B) {
 			ArgsDigest: "d", Outcome: "OK", RequestID: fmt.Sprint("r", i)}
 	}
 	b.Run("two transactions", func(b *testing.B) {
-		s, _ := recordstest.SQLite(b)
+		b.ReportAllocs()
+		s := open()
 		ctx := b.Context()
 		i := 0
 		for b.Loop() {
@@ -41,7 +59,8 @@ func BenchmarkWritePath(b *testing.B) {
 		}
 	})
 	b.Run("five calls", func(b *testing.B) {
-		s, _ := recordstest.SQLite(b)
+		b.ReportAllocs()
+		s := open()
 		ctx := b.Context()
 		i := 0
 		for b.Loop() {
