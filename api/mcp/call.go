@@ -57,9 +57,9 @@ func invalidParams(tool, format string, a ...any) error {
 
 // request builds the REST request of a call: the contract's method and
 // path with the path arguments filled in, the query arguments, and a JSON
-// body of the body arguments.
-func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
-	args, invalid, err := t.parse(raw)
+// body of the body arguments. decoded is raw decoded by scalarArgs, or nil.
+func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[string]any, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
+	args, invalid, err := t.parse(raw, decoded)
 	if err != nil || invalid != nil {
 		return nil, invalid, err
 	}
@@ -138,26 +138,21 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 // presence, and refused with the errmap error REST gives for the same
 // mistake in a body. Values (patterns, enums, lengths) are checked by the
 // REST handler for every argument.
-func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error) {
-	args := map[string]any{}
+func (t *tool) parse(raw json.RawMessage, decoded map[string]any) (map[string]any, *errmap.Error, error) {
+	args := decoded
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if raw[0] != '{' {
-			return nil, nil, invalidParams(t.name, "arguments must be a JSON object")
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&args); err != nil {
-			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
-		}
-		// encoding/json keeps the last of a name given twice and mends
-		// invalid UTF-8; REST refuses both, and so do the arguments
-		// (strictly valid arguments, the usual ones, have neither).
-		if !jsontext.Value(raw).IsValid() {
-			if field, problem := strictProblem(raw); problem != "" {
-				return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+	if args == nil && len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		args, _ = scalarArgs(raw)
+		if args == nil {
+			var invalid *errmap.Error
+			var err error
+			if args, invalid, err = t.decodeArgs(raw); err != nil || invalid != nil {
+				return nil, invalid, err
 			}
 		}
+	}
+	if args == nil {
+		args = map[string]any{}
 	}
 	names := make([]string, 0, len(args))
 	for name := range args {
@@ -199,6 +194,77 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 		return nil, t.withPathIDs(errmap.Invalid(required[0], problemMissing), args), nil
 	}
 	return args, nil, nil
+}
+
+// decodeArgs decodes raw, arguments that are not null, with
+// encoding/json, as the SDK does, and refuses what REST's decoder refuses
+// and encoding/json lets through.
+func (t *tool) decodeArgs(raw json.RawMessage) (map[string]any, *errmap.Error, error) {
+	if raw[0] != '{' {
+		return nil, nil, invalidParams(t.name, "arguments must be a JSON object")
+	}
+	args := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
+	}
+	// encoding/json keeps the last of a name given twice and mends
+	// invalid UTF-8; REST refuses both, and so do the arguments
+	// (strictly valid arguments, the usual ones, have neither).
+	if !jsontext.Value(raw).IsValid() {
+		if field, problem := strictProblem(raw); problem != "" {
+			return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+		}
+	}
+	return args, nil, nil
+}
+
+// scalarArgs decodes raw when it is one strictly valid JSON object (no
+// member name twice, valid UTF-8) whose members are all strings, numbers,
+// booleans or null, into the map encoding/json decodes it to with
+// UseNumber; for any other raw, ok is false. The usual arguments are of
+// this shape, and decoded so without encoding/json's reflection.
+func scalarArgs(raw []byte) (args map[string]any, ok bool) {
+	d := decoderOf(raw)
+	defer d.release()
+	dec := d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	args = make(map[string]any, 4)
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		// A token is valid up to the next read.
+		name := tok.String()
+		tok, err = dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		var v any
+		switch tok.Kind() {
+		case '"':
+			v = tok.String()
+		case '0':
+			v = json.Number(tok.String())
+		case 't', 'f':
+			v = tok.Bool()
+		case 'n':
+		default:
+			return nil, false
+		}
+		args[name] = v
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	return args, true
 }
 
 // strictProblem finds in raw what REST's decoder refuses and encoding/json

@@ -10,7 +10,7 @@ func (s *Server) SetSDKOnly(on bool) { s.sdkOnly.Store(on) }
 
 // Direct reports whether the direct path answers body sent with header.
 func (s *Server) Direct(header http.Header, body []byte) bool {
-	_, _, _, ok := s.directCall(body, header)
+	_, _, _, _, ok := s.directCall(body, header)
 	return ok
 }
 

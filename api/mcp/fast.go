@@ -77,7 +77,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil || int64(len(body)) > sdk.DefaultMaxRequestBodyBytes {
 		return restore()
 	}
-	t, id, args, ok := s.directCall(body, r.Header)
+	t, id, args, decoded, ok := s.directCall(body, r.Header)
 	if !ok {
 		return restore()
 	}
@@ -89,7 +89,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	// again by the calls after this one: neither is kept past the Write.
 	rec := recorders.Get().(*recorder)
 	defer rec.release()
-	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr, rec)
+	status, res, err := s.call(r.Context(), t, args, decoded, r.Header, r.RemoteAddr, rec)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
 		// words it.
@@ -119,56 +119,183 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// directMessage is the one tools/call of the direct path, decoded in one
-// pass: the members a request has, no other (an unknown member, or a
-// member given twice, makes the decoding fail), names matched exactly.
+// directMessage is the one tools/call of the direct path: the raw values
+// of its members, each a part of the body it was decoded from.
 type directMessage struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  jsontext.Value `json:"method"`
-	Params  struct {
-		Meta      jsontext.Value `json:"_meta"`
-		Name      jsontext.Value `json:"name"`
-		Arguments jsontext.Value `json:"arguments"`
-	} `json:"params"`
+	jsonrpc, id, method   jsontext.Value
+	meta, name, arguments jsontext.Value
 }
 
-// directDecoding is how the direct path decodes a message: as the SDK's
-// strict decoding, and refusing any member directMessage does not know.
-var directDecoding = jsonv2.RejectUnknownMembers(true)
+// decoders are the direct path's JSON decoders, each with the reader of
+// the bytes it decodes.
+var decoders = sync.Pool{New: func() any {
+	d := &decoder{}
+	d.dec = jsontext.NewDecoder(&d.rd)
+	return d
+}}
+
+type decoder struct {
+	rd  bytes.Reader
+	dec *jsontext.Decoder
+}
+
+// decoderOf returns a decoder of b, strict as the SDK's decoding (no
+// member name twice, valid UTF-8); give it back with release.
+func decoderOf(b []byte) *decoder {
+	d := decoders.Get().(*decoder)
+	d.rd.Reset(b)
+	d.dec.Reset(&d.rd)
+	return d
+}
+
+func (d *decoder) release() {
+	d.rd.Reset(nil)
+	decoders.Put(d)
+}
+
+// value reads the next value and returns it as the part of b, the bytes
+// being decoded, that it is.
+func (d *decoder) value(b []byte) (jsontext.Value, bool) {
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return nil, false
+	}
+	end := int(d.dec.InputOffset())
+	return b[end-len(v) : end], true
+}
+
+// decodeMessage decodes body in one pass when it is one JSON object of the
+// members a request has (jsonrpc, id, method, and params with _meta, name
+// and arguments), no other, none twice, names matched exactly, and nothing
+// after it.
+func decodeMessage(body []byte) (msg directMessage, ok bool) {
+	d := decoderOf(body)
+	defer d.release()
+	dec := d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return msg, false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return msg, false
+		}
+		var at *jsontext.Value
+		switch string(name) {
+		case `"jsonrpc"`:
+			at = &msg.jsonrpc
+		case `"id"`:
+			at = &msg.id
+		case `"method"`:
+			at = &msg.method
+		case `"params"`:
+			if !d.params(body, &msg) {
+				return msg, false
+			}
+			continue
+		default:
+			return msg, false
+		}
+		if *at, ok = d.value(body); !ok {
+			return msg, false
+		}
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return msg, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return msg, false
+	}
+	return msg, true
+}
+
+// params decodes the params of a request into msg: an object of _meta,
+// name and arguments, or null.
+func (d *decoder) params(body []byte, msg *directMessage) bool {
+	dec := d.dec
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return false
+	case tok.Kind() == 'n':
+		return true
+	case tok.Kind() != '{':
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		var at *jsontext.Value
+		switch string(name) {
+		case `"_meta"`:
+			at = &msg.meta
+		case `"name"`:
+			at = &msg.name
+		case `"arguments"`:
+			at = &msg.arguments
+		default:
+			return false
+		}
+		var ok bool
+		if *at, ok = d.value(body); !ok {
+			return false
+		}
+	}
+	tok, err = dec.ReadToken()
+	return err == nil && tok.Kind() == '}'
+}
 
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
 // name and arguments only (and _meta, of versionHeaders), no member twice;
 // for versionHeaders, with the request headers the SDK wants and agreeing
-// with the body.
-func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
-	var msg directMessage
-	if jsonv2.Unmarshal(body, &msg, directDecoding) != nil || msg.ID == nil || msg.Params.Name == nil ||
-		string(msg.JSONRPC) != `"2.0"` || string(msg.Method) != `"tools/call"` || !directID.Match(msg.ID) {
-		return nil, nil, nil, false
+// with the body. The arguments come back as they came and, when they are
+// an object of plain values, decoded (see scalarArgs).
+func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, decoded map[string]any, ok bool) {
+	msg, ok := decodeMessage(body)
+	if !ok || msg.id == nil || msg.name == nil ||
+		string(msg.jsonrpc) != `"2.0"` || string(msg.method) != `"tools/call"` || !directID.Match(msg.id) {
+		return nil, nil, nil, nil, false
 	}
 	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
-	if v7 != (msg.Params.Meta != nil) || (v7 && !s.metaOK(msg.Params.Meta)) {
-		return nil, nil, nil, false
+	if v7 != (msg.meta != nil) || (v7 && !s.metaOK(msg.meta)) {
+		return nil, nil, nil, nil, false
 	}
-	var name string
-	if jsonv2.Unmarshal(msg.Params.Name, &name) != nil {
-		return nil, nil, nil, false
+	t = s.toolNamed(msg.name)
+	if t == nil {
+		return nil, nil, nil, nil, false
 	}
-	t, ok = s.tools[name]
-	if !ok {
-		return nil, nil, nil, false
-	}
-	a := msg.Params.Arguments
+	a := msg.arguments
 	if a != nil && a.Kind() == 'n' {
 		// The SDK keeps no null arguments.
 		a = nil
 	}
-	if v7 && !t.headersAgree(name, a, header) {
-		return nil, nil, nil, false
+	if a != nil {
+		decoded, _ = scalarArgs(a)
 	}
-	return t, msg.ID, json.RawMessage(a), true
+	if v7 && !t.headersAgree(a, decoded, header) {
+		return nil, nil, nil, nil, false
+	}
+	return t, msg.id, json.RawMessage(a), decoded, true
+}
+
+// toolNamed returns the tool whose name is raw, a JSON value, or nil.
+func (s *Server) toolNamed(raw jsontext.Value) *tool {
+	if raw.Kind() != '"' {
+		return nil
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// Valid JSON without an escape: the name is the text between
+		// the quotes.
+		return s.tools[string(raw[1:len(raw)-1])]
+	}
+	var name string
+	if jsonv2.Unmarshal(raw, &name) != nil {
+		return nil
+	}
+	return s.tools[name]
 }
 
 // metaOK reports whether raw is a _meta of versionHeaders the SDK takes
@@ -276,17 +403,40 @@ func remarshals(raw jsontext.Value, v any) bool {
 // Mcp-Method and Mcp-Name given once each, and for each argument with an
 // x-mcp-header, its Mcp-Param-* header exactly when the argument is there,
 // holding the same plain text (a value the SDK would want Base64-encoded,
-// or compare as a number, goes to the SDK).
-func (t *tool) headersAgree(name string, args jsontext.Value, header http.Header) bool {
+// or compare as a number, goes to the SDK). decoded is args decoded by
+// scalarArgs, or nil.
+func (t *tool) headersAgree(args jsontext.Value, decoded map[string]any, header http.Header) bool {
 	if v := header.Values("Mcp-Method"); len(v) != 1 || v[0] != "tools/call" {
 		return false
 	}
-	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != name {
+	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != t.name {
 		return false
 	}
 	if len(t.headers) == 0 {
 		return true
 	}
+	if decoded == nil {
+		return t.headersAgreeRaw(args, header)
+	}
+	for arg, h := range t.headers {
+		values := header.Values("Mcp-Param-" + h)
+		v, present := decoded[arg]
+		if !present || v == nil {
+			if len(values) != 0 {
+				return false
+			}
+			continue
+		}
+		text, ok := v.(string)
+		if !ok || len(values) != 1 || !plainHeader(text) || values[0] != text {
+			return false
+		}
+	}
+	return true
+}
+
+// headersAgreeRaw is headersAgree for arguments scalarArgs does not decode.
+func (t *tool) headersAgreeRaw(args jsontext.Value, header http.Header) bool {
 	var members map[string]jsontext.Value
 	if args != nil && jsonv2.Unmarshal(args, &members) != nil {
 		// Not an object: the SDK does not look for argument headers, and
