@@ -44,6 +44,12 @@ var forwardedKeys = func() []string {
 	return keys
 }()
 
+// headerJSON is the value of a Content-Type or Accept header of JSON,
+// shared by the headers that have it: a header's values are replaced or
+// appended to (which copies a slice of len and cap 1), never written in
+// place.
+var headerJSON = []string{"application/json"}
+
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result. Its data
 // is the five-field INVALID_REQUEST, for clients that show it to the model.
@@ -70,9 +76,12 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 	sort.Strings(names)
 
 	path := t.path
-	query := url.Values{}
-	body := map[string]any{}
-	hdr := http.Header{}
+	var query url.Values
+	var body map[string]any
+	if t.body {
+		body = map[string]any{}
+	}
+	var key []string
 	for _, name := range names {
 		v := args[name]
 		in := inBody // an unknown argument of an operation with a body
@@ -83,6 +92,9 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 		case inPath:
 			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(scalar(v)))
 		case inQuery:
+			if query == nil {
+				query = url.Values{}
+			}
 			if list, ok := v.([]any); ok {
 				for _, e := range list {
 					query.Add(name, scalar(e))
@@ -93,7 +105,7 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 		case inBody:
 			body[name] = v
 		case inHeader:
-			hdr.Set("Idempotency-Key", scalar(v))
+			key = []string{scalar(v)}
 		}
 	}
 	target := path
@@ -110,18 +122,23 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 			return nil, nil, invalidParams(t.name, "%v", err)
 		}
 		rd = bytes.NewReader(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		hdr.Set("Content-Type", "application/json")
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, target, rd)
 	if err != nil {
 		return nil, nil, invalidParams(t.name, "%v", err)
 	}
 	req.RequestURI = target
-	req.Header = hdr
-	req.Header.Set("Accept", "application/json")
+	h := req.Header
+	if key != nil {
+		h["Idempotency-Key"] = key
+	}
+	if t.body {
+		h["Content-Type"] = headerJSON
+	}
+	h["Accept"] = headerJSON
 	for _, k := range forwardedKeys {
 		if v := header[k]; len(v) > 0 {
-			req.Header[k] = append([]string(nil), v...)
+			h[k] = append([]string(nil), v...)
 		}
 	}
 	req.RemoteAddr = remote

@@ -66,7 +66,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	// Read the body within the SDK's bound; past it, the SDK answers.
-	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	body, err := readBody(r.Body, sdk.DefaultMaxRequestBodyBytes+1)
 	restore := func() bool {
 		r.Body = struct {
 			io.Reader
@@ -112,11 +112,39 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"] = headerNoCache
+	h["Content-Type"] = headerJSON
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	return true
+}
+
+// headerNoCache is the Cache-Control of the direct path's answers, as
+// the SDK sends it (shared as headerJSON is).
+var headerNoCache = []string{"no-cache, no-transform"}
+
+// readBody reads body up to its end or, when it is longer, to limit
+// bytes, as io.ReadAll of an io.LimitReader does.
+func readBody(body io.Reader, limit int64) ([]byte, error) {
+	b := make([]byte, 0, 512)
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		free := b[len(b):cap(b)]
+		if n := limit - int64(len(b)); int64(len(free)) > n {
+			free = free[:n]
+		}
+		n, err := body.Read(free)
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // directMessage is the one tools/call of the direct path: the raw values
@@ -668,7 +696,7 @@ const hexDigits = "0123456789abcdef"
 func acceptsBoth(values []string) bool {
 	var jsonOK, streamOK bool
 	for _, v := range values {
-		for _, raw := range strings.Split(v, ",") {
+		for raw := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
