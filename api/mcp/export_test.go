@@ -2,6 +2,8 @@ package mcp
 
 import (
 	"net/http"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // SetSDKOnly sends every request of s to the SDK (on) or lets the direct
@@ -17,3 +19,8 @@ func (s *Server) Direct(header http.Header, body []byte) bool {
 // FailEncode makes the direct path's encoding of a tool result fail (on)
 // or work (off).
 func (s *Server) FailEncode(on bool) { s.failEncode.Store(on) }
+
+// AppendResponse appends the direct path's answer of a REST answer to out.
+func AppendResponse(out []byte, id string, status int, body, serverInfo []byte) []byte {
+	return appendResponse(out, jsontext.Value(id), status, body, serverInfo)
+}

@@ -567,11 +567,14 @@ func releaseAnswer(buf *[]byte) {
 // with HTML escaping: compacted, and nothing when it is not JSON.
 func appendStructured(out, obj []byte) []byte {
 	out = append(out, `,"structuredContent":`...)
-	if jsontext.Value(obj).IsValid() {
+	// A name given twice is compacted as any other member, as
+	// encoding/json does; the check of each object's names for it is
+	// left out.
+	if jsontext.Value(obj).IsValid(allowDuplicates) {
 		return appendCompact(out, obj)
 	}
-	// Not strict JSON (a name twice, invalid UTF-8), or not JSON at all:
-	// encoding/json decides.
+	// Not JSON with valid UTF-8, or not JSON at all: encoding/json
+	// decides.
 	buf := bytes.NewBuffer(out)
 	at := buf.Len()
 	if json.NewEncoder(buf).Encode(json.RawMessage(obj)) != nil {
@@ -579,6 +582,9 @@ func appendStructured(out, obj []byte) []byte {
 	}
 	return buf.Bytes()[:buf.Len()-1] // the encoder's newline
 }
+
+// allowDuplicates lets a JSON value name a member twice.
+var allowDuplicates = jsontext.AllowDuplicateNames(true)
 
 // appendCompact appends src, valid JSON, as encoding/json compacts it with
 // HTML escaping: without the whitespace between tokens, and with <, >, &,
