@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"reflect"
 	"testing"
 
@@ -56,6 +57,30 @@ func TestScalarArgsIsEncodingJSON(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s:\n got %#v\nwant %#v", c.raw, got, want)
+		}
+	}
+}
+
+// TestLocalLoopbackIsTheSDKs checks localLoopback against the SDK's test of
+// a listener's address (loopback of its text) for the addresses a
+// listener has.
+func TestLocalLoopbackIsTheSDKs(t *testing.T) {
+	addrs := []net.Addr{
+		&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8080},
+		&net.TCPAddr{IP: net.ParseIP("127.0.0.1").To4(), Port: 1},
+		&net.TCPAddr{IP: net.IPv4(127, 9, 8, 7), Port: 1},
+		&net.TCPAddr{IP: net.IPv6loopback, Port: 443},
+		&net.TCPAddr{IP: net.ParseIP("::1"), Port: 443, Zone: "lo"},
+		&net.TCPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 1},
+		&net.TCPAddr{IP: net.IPv4(10, 0, 0, 1), Port: 8080},
+		&net.TCPAddr{IP: net.ParseIP("fe80::1"), Port: 1, Zone: "eth0"},
+		&net.TCPAddr{IP: net.IPv6zero, Port: 1},
+		&net.TCPAddr{Port: 1},
+		&net.UnixAddr{Name: "/tmp/erpgate.sock", Net: "unix"},
+	}
+	for _, a := range addrs {
+		if got, want := localLoopback(a), loopback(a.String()); got != want {
+			t.Errorf("%s: %v, want %v", a, got, want)
 		}
 	}
 }

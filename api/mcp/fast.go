@@ -697,9 +697,15 @@ func appendString(dst, src []byte) []byte {
 // hexDigits are the digits of a \u escape, as encoding/json writes them.
 const hexDigits = "0123456789abcdef"
 
+// acceptMCP is the Accept header MCP clients send with a POST.
+const acceptMCP = "application/json, text/event-stream"
+
 // acceptsBoth reports whether Accept takes both JSON and an event stream,
 // as the SDK requires of a POST.
 func acceptsBoth(values []string) bool {
+	if len(values) == 1 && values[0] == acceptMCP {
+		return true
+	}
 	var jsonOK, streamOK bool
 	for _, v := range values {
 		for raw := range strings.SplitSeq(v, ",") {
@@ -721,10 +727,19 @@ func acceptsBoth(values []string) bool {
 // through: a request to a loopback listener must name a loopback host.
 func hostAllowed(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopback(local.String()) {
+	if !ok || local == nil || !localLoopback(local) {
 		return true
 	}
 	return loopback(r.Host)
+}
+
+// localLoopback reports whether the listener's address a is loopback, as
+// loopback(a.String()) does, without writing a TCP address as text.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return loopback(a.String())
 }
 
 func loopback(addr string) bool {
