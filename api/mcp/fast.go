@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -46,11 +47,9 @@ const (
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	// metaPrefix begins the names of the protocol's own _meta members.
+	metaPrefix = "io.modelcontextprotocol/"
 )
-
-// capabilityNames are the members of the client capabilities the SDK
-// decodes; a call with any other goes to the SDK.
-var capabilityNames = map[string]bool{"experimental": true, "extensions": true, "roots": true, "sampling": true, "elicitation": true}
 
 // directID is the form of a request id the direct path echoes as it came:
 // an integer of at most 15 digits, or a plain string.
@@ -60,9 +59,7 @@ var directID = regexp.MustCompile(`^(?:0|-?[1-9][0-9]{0,14}|"[A-Za-z0-9_.:/-]{1,
 // reports whether it did; when it did not, r is as it came (its body
 // restored) for the SDK.
 func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" ||
-		!directVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Mcp-Session-Id") != "" ||
-		!acceptsBoth(r.Header.Values("Accept")) || !hostAllowed(r) || r.Body == nil {
+	if !directRequest(r) {
 		return false
 	}
 	// Read the body within the SDK's bound; past it, the SDK answers.
@@ -97,6 +94,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// From here on the REST handler has run: the request is answered
 	// here whatever happens, never handed to the SDK to run again.
+	s.directAnswers.Add(1)
 	buf := answers.Get().(*[]byte)
 	defer releaseAnswer(buf)
 	out := appendResponse((*buf)[:0], id, status, res, serverInfo)
@@ -145,6 +143,26 @@ func readBody(body io.Reader, limit int64) ([]byte, error) {
 		}
 	}
 	return b, nil
+}
+
+// directRequest reports whether r is a POST the SDK would take as far as
+// its method, headers and listener go, of a protocol version of the
+// direct path, without a session.
+func directRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && jsonContent(r.Header.Get("Content-Type")) &&
+		directVersions[r.Header.Get("Mcp-Protocol-Version")] && r.Header.Get("Mcp-Session-Id") == "" &&
+		acceptsBoth(r.Header.Values("Accept")) && hostAllowed(r) && r.Body != nil
+}
+
+// jsonContent reports whether a Content-Type is JSON as the SDK wants
+// it: its media type, parameters (such as charset=utf-8) aside, is
+// application/json.
+func jsonContent(v string) bool {
+	if v == "application/json" {
+		return true
+	}
+	t, _, err := mime.ParseMediaType(v)
+	return err == nil && t == "application/json"
 }
 
 // directMessage is the one tools/call of the direct path: the raw values
@@ -341,8 +359,10 @@ func (s *Server) metaOK(raw jsontext.Value) bool {
 }
 
 // metaTaken reports whether raw is a _meta of versionHeaders the SDK
-// takes: the protocol version, the client's capabilities, and perhaps the
-// client's name, nothing else.
+// takes: the protocol version, the client's capabilities, perhaps the
+// client's name, and any members outside the protocol's own
+// (io.modelcontextprotocol/), such as a progress token or trace context,
+// which a tool call's answer does not depend on.
 func metaTaken(raw jsontext.Value) bool {
 	var meta map[string]jsontext.Value
 	if raw == nil || jsonv2.Unmarshal(raw, &meta) != nil {
@@ -355,15 +375,18 @@ func metaTaken(raw jsontext.Value) bool {
 	if !ok || !capabilitiesOK(caps) {
 		return false
 	}
-	n := 2
 	if info, ok := meta[metaClientInfo]; ok {
 		var impl sdk.Implementation
 		if !remarshals(info, &impl) {
 			return false
 		}
-		n++
 	}
-	return len(meta) == n
+	for k := range meta {
+		if strings.HasPrefix(k, metaPrefix) && k != metaProtocolVersion && k != metaClientCapabilities && k != metaClientInfo {
+			return false
+		}
+	}
+	return true
 }
 
 // maxMetas bounds the _meta values a Server keeps as taken.
@@ -393,17 +416,11 @@ func (ms *metaSet) add(raw []byte) {
 }
 
 // capabilitiesOK reports whether raw is client capabilities the SDK
-// decodes: an object of the members it knows, of the types it wants.
+// decodes: an object whose members the SDK knows are of the types it
+// wants (it leaves out the members it does not know, and so does
+// encoding/json here; a member named as a known one in other capitals,
+// which encoding/json would take for it, must be of its type too).
 func capabilitiesOK(raw jsontext.Value) bool {
-	var members map[string]jsontext.Value
-	if jsonv2.Unmarshal(raw, &members) != nil {
-		return false
-	}
-	for k := range members {
-		if !capabilityNames[k] {
-			return false
-		}
-	}
 	var caps struct {
 		sdk.ClientCapabilities
 		Roots *sdk.RootCapabilities `json:"roots,omitempty"`

@@ -56,6 +56,9 @@ type Server struct {
 	// failEncode makes the direct path's encoding of a tool result fail,
 	// for a test of what it answers then.
 	failEncode atomic.Bool
+	// directAnswers counts the calls the direct path answered, for the
+	// tests of which path a call takes.
+	directAnswers atomic.Int64
 	// serverInfo is the server's name as the results of 2026-07-28 carry
 	// it, in JSON.
 	serverInfo []byte
