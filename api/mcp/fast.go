@@ -95,6 +95,9 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	// From here on the REST handler has run: the request is answered
 	// here whatever happens, never handed to the SDK to run again.
 	s.directAnswers.Add(1)
+	// The body was read to its end: closed, the server has none of it
+	// left to discard after the answer.
+	_ = r.Body.Close()
 	buf := answers.Get().(*[]byte)
 	defer releaseAnswer(buf)
 	out := appendResponse((*buf)[:0], id, status, res, serverInfo)
