@@ -78,3 +78,21 @@ func BenchmarkToolsCallGetInvoice(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAppendResponse measures the direct path's answer of the REST
+// answer to get_invoice alone: the body as text and as structured
+// content, in a buffer used again.
+func BenchmarkAppendResponse(b *testing.B) {
+	s := newStack(b)
+	status, body := s.rest(http.MethodGet, "/invoices/5105600101", nil)
+	if status != http.StatusOK {
+		b.Fatalf("REST get_invoice: %d %s", status, body)
+	}
+	info := []byte(`{"name":"erpgate","version":"1.0.0"}`)
+	var out []byte
+	b.SetBytes(int64(len(body)))
+	b.ReportAllocs()
+	for b.Loop() {
+		out = mcp.AppendResponse(out[:0], "7", status, body, info)
+	}
+}

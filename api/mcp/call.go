@@ -44,6 +44,12 @@ var forwardedKeys = func() []string {
 	return keys
 }()
 
+// headerJSON is the value of a Content-Type or Accept header of JSON,
+// shared by the headers that have it: a header's values are replaced or
+// appended to (which copies a slice of len and cap 1), never written in
+// place.
+var headerJSON = []string{"application/json"}
+
 // invalidParams is the JSON-RPC error of a call whose arguments do not fit
 // the tool's input schema: a protocol error, not a tool result. Its data
 // is the five-field INVALID_REQUEST, for clients that show it to the model.
@@ -57,9 +63,9 @@ func invalidParams(tool, format string, a ...any) error {
 
 // request builds the REST request of a call: the contract's method and
 // path with the path arguments filled in, the query arguments, and a JSON
-// body of the body arguments.
-func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
-	args, invalid, err := t.parse(raw)
+// body of the body arguments. decoded is raw decoded by scalarArgs, or nil.
+func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[string]any, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
+	args, invalid, err := t.parse(raw, decoded)
 	if err != nil || invalid != nil {
 		return nil, invalid, err
 	}
@@ -70,9 +76,12 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 	sort.Strings(names)
 
 	path := t.path
-	query := url.Values{}
-	body := map[string]any{}
-	hdr := http.Header{}
+	var query url.Values
+	var body map[string]any
+	if t.body {
+		body = map[string]any{}
+	}
+	var key []string
 	for _, name := range names {
 		v := args[name]
 		in := inBody // an unknown argument of an operation with a body
@@ -83,6 +92,9 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 		case inPath:
 			path = strings.ReplaceAll(path, "{"+name+"}", url.PathEscape(scalar(v)))
 		case inQuery:
+			if query == nil {
+				query = url.Values{}
+			}
 			if list, ok := v.([]any); ok {
 				for _, e := range list {
 					query.Add(name, scalar(e))
@@ -93,7 +105,7 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 		case inBody:
 			body[name] = v
 		case inHeader:
-			hdr.Set("Idempotency-Key", scalar(v))
+			key = []string{scalar(v)}
 		}
 	}
 	target := path
@@ -110,18 +122,23 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 			return nil, nil, invalidParams(t.name, "%v", err)
 		}
 		rd = bytes.NewReader(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
-		hdr.Set("Content-Type", "application/json")
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, target, rd)
 	if err != nil {
 		return nil, nil, invalidParams(t.name, "%v", err)
 	}
 	req.RequestURI = target
-	req.Header = hdr
-	req.Header.Set("Accept", "application/json")
+	h := req.Header
+	if key != nil {
+		h["Idempotency-Key"] = key
+	}
+	if t.body {
+		h["Content-Type"] = headerJSON
+	}
+	h["Accept"] = headerJSON
 	for _, k := range forwardedKeys {
 		if v := header[k]; len(v) > 0 {
-			req.Header[k] = append([]string(nil), v...)
+			h[k] = append([]string(nil), v...)
 		}
 	}
 	req.RemoteAddr = remote
@@ -138,26 +155,21 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, header http.Hea
 // presence, and refused with the errmap error REST gives for the same
 // mistake in a body. Values (patterns, enums, lengths) are checked by the
 // REST handler for every argument.
-func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error) {
-	args := map[string]any{}
+func (t *tool) parse(raw json.RawMessage, decoded map[string]any) (map[string]any, *errmap.Error, error) {
+	args := decoded
 	raw = bytes.TrimSpace(raw)
-	if len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
-		if raw[0] != '{' {
-			return nil, nil, invalidParams(t.name, "arguments must be a JSON object")
-		}
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if err := dec.Decode(&args); err != nil {
-			return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
-		}
-		// encoding/json keeps the last of a name given twice and mends
-		// invalid UTF-8; REST refuses both, and so do the arguments
-		// (strictly valid arguments, the usual ones, have neither).
-		if !jsontext.Value(raw).IsValid() {
-			if field, problem := strictProblem(raw); problem != "" {
-				return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+	if args == nil && len(raw) > 0 && !bytes.Equal(raw, []byte("null")) {
+		args, _ = scalarArgs(raw)
+		if args == nil {
+			var invalid *errmap.Error
+			var err error
+			if args, invalid, err = t.decodeArgs(raw); err != nil || invalid != nil {
+				return nil, invalid, err
 			}
 		}
+	}
+	if args == nil {
+		args = map[string]any{}
 	}
 	names := make([]string, 0, len(args))
 	for name := range args {
@@ -199,6 +211,77 @@ func (t *tool) parse(raw json.RawMessage) (map[string]any, *errmap.Error, error)
 		return nil, t.withPathIDs(errmap.Invalid(required[0], problemMissing), args), nil
 	}
 	return args, nil, nil
+}
+
+// decodeArgs decodes raw, arguments that are not null, with
+// encoding/json, as the SDK does, and refuses what REST's decoder refuses
+// and encoding/json lets through.
+func (t *tool) decodeArgs(raw json.RawMessage) (map[string]any, *errmap.Error, error) {
+	if raw[0] != '{' {
+		return nil, nil, invalidParams(t.name, "arguments must be a JSON object")
+	}
+	args := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&args); err != nil {
+		return nil, nil, invalidParams(t.name, "arguments are not a valid JSON object")
+	}
+	// encoding/json keeps the last of a name given twice and mends
+	// invalid UTF-8; REST refuses both, and so do the arguments
+	// (strictly valid arguments, the usual ones, have neither).
+	if !jsontext.Value(raw).IsValid() {
+		if field, problem := strictProblem(raw); problem != "" {
+			return nil, t.withPathIDs(errmap.Invalid(field, problem), args), nil
+		}
+	}
+	return args, nil, nil
+}
+
+// scalarArgs decodes raw when it is one strictly valid JSON object (no
+// member name twice, valid UTF-8) whose members are all strings, numbers,
+// booleans or null, into the map encoding/json decodes it to with
+// UseNumber; for any other raw, ok is false. The usual arguments are of
+// this shape, and decoded so without encoding/json's reflection.
+func scalarArgs(raw []byte) (args map[string]any, ok bool) {
+	d := decoderOf(raw)
+	defer d.release()
+	dec := d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	args = make(map[string]any, 4)
+	for dec.PeekKind() == '"' {
+		tok, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		// A token is valid up to the next read.
+		name := tok.String()
+		tok, err = dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		var v any
+		switch tok.Kind() {
+		case '"':
+			v = tok.String()
+		case '0':
+			v = json.Number(tok.String())
+		case 't', 'f':
+			v = tok.Bool()
+		case 'n':
+		default:
+			return nil, false
+		}
+		args[name] = v
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, false
+	}
+	return args, true
 }
 
 // strictProblem finds in raw what REST's decoder refuses and encoding/json

@@ -2,12 +2,16 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // TestDirectPathAnswersAsTheSDK sends each tools/call twice, once to a
@@ -52,14 +56,16 @@ func TestDirectPathAnswersAsTheSDK(t *testing.T) {
 		{"match", "2025-06-18", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
 		{"match over tolerance", "2025-06-18", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"run_three_way_match","arguments":{"invoice_id":"5105600102"}}}`, true, nil},
 		{"html in a string", "2025-06-18", `{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"a<b>&c"}}}`, true, nil},
-		{"arguments not an object", "2025-06-18", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"get_invoice","arguments":[1]}}`, true, nil},
+		{"arguments not an object", "2025-06-18", `{"jsonrpc":"2.0","id":11,"method":"tools/call","params":{"name":"get_invoice","arguments":[1]}}`, false, nil},
 		{"duplicate argument", "2025-06-18", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","invoice_id":"5105600102"}}}`, false, nil},
 		{"unknown tool", "2025-06-18", `{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false, nil},
 		{"meta", "2025-06-18", `{"jsonrpc":"2.0","id":14,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, nil},
 		{"batch", "2025-06-18", `[{"jsonrpc":"2.0","id":15,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}]`, false, nil},
 		{"float id", "2025-06-18", `{"jsonrpc":"2.0","id":1.5,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, nil},
 		{"tools/list", "2025-06-18", `{"jsonrpc":"2.0","id":16,"method":"tools/list"}`, false, nil},
-		{"unknown version", "2024-01-01", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, nil},
+		{"unknown version", "2024-01-01", `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, nil},
+		{"charset", "2025-06-18", `{"jsonrpc":"2.0","id":18,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, map[string]string{"Content-Type": "application/json; charset=utf-8"}},
+		{"not JSON", "2025-06-18", `{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, map[string]string{"Content-Type": "text/plain"}},
 
 		// 2026-07-28: headers and _meta.
 		{"2026-07-28", v7, call("20", `{"invoice_id":"5105600101"}`), true, std},
@@ -80,32 +86,88 @@ func TestDirectPathAnswersAsTheSDK(t *testing.T) {
 		{"2026-07-28 no capabilities", v7, `{"jsonrpc":"2.0","id":35,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
 		{"2026-07-28 capabilities and client", v7, `{"jsonrpc":"2.0","id":36,"method":"tools/call","params":{"name":"get_invoice","_meta":{"io.modelcontextprotocol/clientInfo":{"name":"ap-agent","version":"2.1.0"},"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":{"listChanged":true},"sampling":{}}},"arguments":{"invoice_id":"5105600101"}}}`, true, std},
 		{"2026-07-28 bad capabilities", v7, `{"jsonrpc":"2.0","id":37,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"roots":"yes"}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
-		{"2026-07-28 progress token", v7, `{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 progress token", v7, `{"jsonrpc":"2.0","id":38,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":1},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, std},
+		{"2026-07-28 progress token string", v7, `{"jsonrpc":"2.0","id":49,"method":"tools/call","params":{"_meta":{"progressToken":"p-49","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, std},
+		{"2026-07-28 trace context", v7, `{"jsonrpc":"2.0","id":50,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01","com.example/tenant":{"id":7}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, std},
+		{"2026-07-28 log level", v7, `{"jsonrpc":"2.0","id":51,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/logLevel":"debug"},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 capability of a later revision", v7, `{"jsonrpc":"2.0","id":52,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"tasks":{"requests":{}},"elicitation":{"form":{}}}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, std},
+		{"2026-07-28 capability named in capitals", v7, `{"jsonrpc":"2.0","id":53,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"Roots":"yes"}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, false, std},
+		{"2026-07-28 client with title", v7, `{"jsonrpc":"2.0","id":54,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"ap-agent","title":"AP agent","version":"2.1.0","websiteUrl":"https://example.com"}},"name":"get_invoice","arguments":{"invoice_id":"5105600101"}}}`, true, std},
 		{"2026-07-28 no arguments", v7, `{"jsonrpc":"2.0","id":39,"method":"tools/call","params":{` + meta + `,"name":"get_invoice"}}`, true, std},
 		{"2026-07-28 match", v7, `{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{` + meta + `,"name":"run_three_way_match","arguments":{"invoice_id":"5105600102","run_id":"r-1"}}}`, true, with("Mcp-Name", "run_three_way_match", "Mcp-Param-Run-Id", "r-1")},
+		{"2026-07-28 charset", v7, call("42", `{"invoice_id":"5105600101"}`), true, with("Content-Type", "application/json; charset=UTF-8")},
+		{"2026-07-28 Content-Type with a space", v7, call("43", `{"invoice_id":"5105600101"}`), true, with("Content-Type", "Application/JSON ; charset=utf-8")},
+		{"2026-07-28 Content-Type malformed", v7, call("44", `{"invoice_id":"5105600101"}`), false, with("Content-Type", "application/json;;")},
+		{"2026-07-28 Accept any", v7, call("45", `{"invoice_id":"5105600101"}`), true, with("Accept", "*/*")},
+		{"2026-07-28 Accept JSON only", v7, call("46", `{"invoice_id":"5105600101"}`), false, with("Accept", "application/json")},
+		{"2026-07-28 Accept with quality", v7, call("47", `{"invoice_id":"5105600101"}`), true, with("Accept", "text/event-stream;q=0.9, application/json")},
+		{"2026-07-28 session id", v7, call("48", `{"invoice_id":"5105600101"}`), false, with("Mcp-Session-Id", "s-1")},
+		{"2026-07-28 UUID id", v7, call(`"0b1c2d3e-4f50-6172-8394-a5b6c7d8e9f0"`, `{"invoice_id":"5105600101"}`), true, std},
 		{"2025-06-18 ignores a header unlike the body", "2025-06-18", `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"get_invoice","arguments":{"invoice_id":"5105600101","run_id":"a"}}}`, true, with("Mcp-Param-Run-Id", "b")},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			h := http.Header{"Mcp-Protocol-Version": {c.version}}
-			for k, v := range c.header {
-				h.Set(k, v)
-			}
-			if got := s.mcp.Direct(h, []byte(c.body)); got != c.direct {
-				t.Errorf("direct path takes the body: %v, want %v", got, c.direct)
-			}
 			want := post(t, ref.url, c.version, c.body, c.header)
+			before := s.mcp.DirectAnswers()
 			got := post(t, s.url, c.version, c.body, c.header)
+			if direct := s.mcp.DirectAnswers() > before; direct != c.direct {
+				t.Errorf("answered by the direct path: %v, want %v", direct, c.direct)
+			}
 			if got != want {
 				t.Errorf("direct path answered\n%s\nthe SDK\n%s", got, want)
 			}
-			if c.direct && c.version != "2024-01-01" && !strings.Contains(want, "200 OK") {
+			if c.direct && !strings.Contains(want, "200 OK") {
 				t.Errorf("the SDK did not answer 200:\n%s", want)
 			}
 			if strings.Contains(c.name, "mismatch") && !strings.Contains(want, "400 Bad Request") {
 				t.Errorf("the SDK took a mismatched header:\n%s", want)
 			}
 		})
+	}
+}
+
+// TestSDKClientCallsTakeTheDirectPath makes the calls of an agent with the
+// SDK's client, of the endpoint's revision (2026-07-28: _meta with the
+// client's name and capabilities, Mcp-Method, Mcp-Name and
+// Mcp-Param-Run-Id), reads and a write, with a run id, a progress token
+// and none, and wants every one answered by the direct path.
+func TestSDKClientCallsTakeTheDirectPath(t *testing.T) {
+	s := newStack(t)
+	rec := &headerRecorder{base: http.DefaultTransport}
+	client := sdk.NewClient(&sdk.Implementation{Name: "ap-agent", Title: "AP agent", Version: "2.1.0"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: &http.Client{Transport: rec}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	calls := []*sdk.CallToolParams{
+		{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101"}},
+		{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101", "run_id": "run-direct"}},
+		{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105699999"}},
+		{Name: "get_supplier", Arguments: map[string]any{"supplier_id": "17300001"}},
+		{Name: "search_suppliers", Arguments: map[string]any{"name": "Acme"}},
+		{Name: "run_three_way_match", Arguments: map[string]any{"invoice_id": "5105600102", "run_id": "run-direct"}},
+		{Name: "hold_invoice", Arguments: map[string]any{"invoice_id": "5105600105", "reason": "GR_MISSING for PO 4500018822 item 20",
+			"idempotency_key": "hold-direct-1"}},
+		{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101"}},
+	}
+	calls[len(calls)-1].SetProgressToken("progress-1")
+	for _, p := range calls {
+		before := s.mcp.DirectAnswers()
+		if _, err := cs.CallTool(ctx, p); err != nil {
+			t.Fatalf("%s: %v", p.Name, err)
+		}
+		if s.mcp.DirectAnswers() == before {
+			t.Errorf("%s %v (_meta %v): answered by the SDK, not the direct path", p.Name, p.Arguments, p.Meta)
+		}
+	}
+	if v := rec.last("tools/call").Get("Mcp-Protocol-Version"); v != "2026-07-28" {
+		t.Errorf("the client called in %q, want 2026-07-28", v)
 	}
 }
 

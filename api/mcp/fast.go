@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"mime"
 	"net"
 	"net/http"
 	"net/netip"
@@ -46,11 +47,9 @@ const (
 	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
 	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	// metaPrefix begins the names of the protocol's own _meta members.
+	metaPrefix = "io.modelcontextprotocol/"
 )
-
-// capabilityNames are the members of the client capabilities the SDK
-// decodes; a call with any other goes to the SDK.
-var capabilityNames = map[string]bool{"experimental": true, "extensions": true, "roots": true, "sampling": true, "elicitation": true}
 
 // directID is the form of a request id the direct path echoes as it came:
 // an integer of at most 15 digits, or a plain string.
@@ -60,13 +59,11 @@ var directID = regexp.MustCompile(`^(?:0|-?[1-9][0-9]{0,14}|"[A-Za-z0-9_.:/-]{1,
 // reports whether it did; when it did not, r is as it came (its body
 // restored) for the SDK.
 func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
-	if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" ||
-		!directVersions[r.Header.Get("Mcp-Protocol-Version")] || r.Header.Get("Mcp-Session-Id") != "" ||
-		!acceptsBoth(r.Header.Values("Accept")) || !hostAllowed(r) || r.Body == nil {
+	if !directRequest(r) {
 		return false
 	}
 	// Read the body within the SDK's bound; past it, the SDK answers.
-	body, err := io.ReadAll(io.LimitReader(r.Body, sdk.DefaultMaxRequestBodyBytes+1))
+	body, err := readBody(r.Body, sdk.DefaultMaxRequestBodyBytes+1)
 	restore := func() bool {
 		r.Body = struct {
 			io.Reader
@@ -77,7 +74,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil || int64(len(body)) > sdk.DefaultMaxRequestBodyBytes {
 		return restore()
 	}
-	t, id, args, ok := s.directCall(body, r.Header)
+	t, id, args, decoded, ok := s.directCall(body, r.Header)
 	if !ok {
 		return restore()
 	}
@@ -89,7 +86,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	// again by the calls after this one: neither is kept past the Write.
 	rec := recorders.Get().(*recorder)
 	defer rec.release()
-	status, res, err := s.call(r.Context(), t, args, r.Header, r.RemoteAddr, rec)
+	status, res, err := s.call(r.Context(), t, args, decoded, r.Header, r.RemoteAddr, rec)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
 		// words it.
@@ -97,6 +94,10 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	}
 	// From here on the REST handler has run: the request is answered
 	// here whatever happens, never handed to the SDK to run again.
+	s.directAnswers.Add(1)
+	// The body was read to its end: closed, the server has none of it
+	// left to discard after the answer.
+	_ = r.Body.Close()
 	buf := answers.Get().(*[]byte)
 	defer releaseAnswer(buf)
 	out := appendResponse((*buf)[:0], id, status, res, serverInfo)
@@ -112,63 +113,238 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 		}
 	}
 	h := w.Header()
-	h.Set("Cache-Control", "no-cache, no-transform")
-	h.Set("Content-Type", "application/json")
+	h["Cache-Control"] = headerNoCache
+	h["Content-Type"] = headerJSON
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(out)
 	return true
 }
 
-// directMessage is the one tools/call of the direct path, decoded in one
-// pass: the members a request has, no other (an unknown member, or a
-// member given twice, makes the decoding fail), names matched exactly.
-type directMessage struct {
-	JSONRPC jsontext.Value `json:"jsonrpc"`
-	ID      jsontext.Value `json:"id"`
-	Method  jsontext.Value `json:"method"`
-	Params  struct {
-		Meta      jsontext.Value `json:"_meta"`
-		Name      jsontext.Value `json:"name"`
-		Arguments jsontext.Value `json:"arguments"`
-	} `json:"params"`
+// headerNoCache is the Cache-Control of the direct path's answers, as
+// the SDK sends it (shared as headerJSON is).
+var headerNoCache = []string{"no-cache, no-transform"}
+
+// readBody reads body up to its end or, when it is longer, to limit
+// bytes, as io.ReadAll of an io.LimitReader does.
+func readBody(body io.Reader, limit int64) ([]byte, error) {
+	b := make([]byte, 0, 512)
+	for int64(len(b)) < limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		free := b[len(b):cap(b)]
+		if n := limit - int64(len(b)); int64(len(free)) > n {
+			free = free[:n]
+		}
+		n, err := body.Read(free)
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
-// directDecoding is how the direct path decodes a message: as the SDK's
-// strict decoding, and refusing any member directMessage does not know.
-var directDecoding = jsonv2.RejectUnknownMembers(true)
+// directRequest reports whether r is a POST the SDK would take as far as
+// its method, headers and listener go, of a protocol version of the
+// direct path, without a session.
+func directRequest(r *http.Request) bool {
+	return r.Method == http.MethodPost && jsonContent(r.Header.Get("Content-Type")) &&
+		directVersions[r.Header.Get("Mcp-Protocol-Version")] && r.Header.Get("Mcp-Session-Id") == "" &&
+		acceptsBoth(r.Header.Values("Accept")) && hostAllowed(r) && r.Body != nil
+}
+
+// jsonContent reports whether a Content-Type is JSON as the SDK wants
+// it: its media type, parameters (such as charset=utf-8) aside, is
+// application/json.
+func jsonContent(v string) bool {
+	if v == "application/json" {
+		return true
+	}
+	t, _, err := mime.ParseMediaType(v)
+	return err == nil && t == "application/json"
+}
+
+// directMessage is the one tools/call of the direct path: the raw values
+// of its members, each a part of the body it was decoded from.
+type directMessage struct {
+	jsonrpc, id, method   jsontext.Value
+	meta, name, arguments jsontext.Value
+}
+
+// decoders are the direct path's JSON decoders, each with the reader of
+// the bytes it decodes.
+var decoders = sync.Pool{New: func() any {
+	d := &decoder{}
+	d.dec = jsontext.NewDecoder(&d.rd)
+	return d
+}}
+
+type decoder struct {
+	rd  bytes.Reader
+	dec *jsontext.Decoder
+}
+
+// decoderOf returns a decoder of b, strict as the SDK's decoding (no
+// member name twice, valid UTF-8); give it back with release.
+func decoderOf(b []byte) *decoder {
+	d := decoders.Get().(*decoder)
+	d.rd.Reset(b)
+	d.dec.Reset(&d.rd)
+	return d
+}
+
+func (d *decoder) release() {
+	d.rd.Reset(nil)
+	decoders.Put(d)
+}
+
+// value reads the next value and returns it as the part of b, the bytes
+// being decoded, that it is.
+func (d *decoder) value(b []byte) (jsontext.Value, bool) {
+	v, err := d.dec.ReadValue()
+	if err != nil {
+		return nil, false
+	}
+	end := int(d.dec.InputOffset())
+	return b[end-len(v) : end], true
+}
+
+// decodeMessage decodes body in one pass when it is one JSON object of the
+// members a request has (jsonrpc, id, method, and params with _meta, name
+// and arguments), no other, none twice, names matched exactly, and nothing
+// after it.
+func decodeMessage(body []byte) (msg directMessage, ok bool) {
+	d := decoderOf(body)
+	defer d.release()
+	dec := d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return msg, false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return msg, false
+		}
+		var at *jsontext.Value
+		switch string(name) {
+		case `"jsonrpc"`:
+			at = &msg.jsonrpc
+		case `"id"`:
+			at = &msg.id
+		case `"method"`:
+			at = &msg.method
+		case `"params"`:
+			if !d.params(body, &msg) {
+				return msg, false
+			}
+			continue
+		default:
+			return msg, false
+		}
+		if *at, ok = d.value(body); !ok {
+			return msg, false
+		}
+	}
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return msg, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return msg, false
+	}
+	return msg, true
+}
+
+// params decodes the params of a request into msg: an object of _meta,
+// name and arguments, or null.
+func (d *decoder) params(body []byte, msg *directMessage) bool {
+	dec := d.dec
+	tok, err := dec.ReadToken()
+	switch {
+	case err != nil:
+		return false
+	case tok.Kind() == 'n':
+		return true
+	case tok.Kind() != '{':
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		var at *jsontext.Value
+		switch string(name) {
+		case `"_meta"`:
+			at = &msg.meta
+		case `"name"`:
+			at = &msg.name
+		case `"arguments"`:
+			at = &msg.arguments
+		default:
+			return false
+		}
+		var ok bool
+		if *at, ok = d.value(body); !ok {
+			return false
+		}
+	}
+	tok, err = dec.ReadToken()
+	return err == nil && tok.Kind() == '}'
+}
 
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
 // name and arguments only (and _meta, of versionHeaders), no member twice;
 // for versionHeaders, with the request headers the SDK wants and agreeing
-// with the body.
-func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, ok bool) {
-	var msg directMessage
-	if jsonv2.Unmarshal(body, &msg, directDecoding) != nil || msg.ID == nil || msg.Params.Name == nil ||
-		string(msg.JSONRPC) != `"2.0"` || string(msg.Method) != `"tools/call"` || !directID.Match(msg.ID) {
-		return nil, nil, nil, false
+// with the body. The arguments come back as they came and, when they are
+// an object of plain values, decoded (see scalarArgs).
+func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, decoded map[string]any, ok bool) {
+	msg, ok := decodeMessage(body)
+	if !ok || msg.id == nil || msg.name == nil ||
+		string(msg.jsonrpc) != `"2.0"` || string(msg.method) != `"tools/call"` || !directID.Match(msg.id) {
+		return nil, nil, nil, nil, false
 	}
 	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
-	if v7 != (msg.Params.Meta != nil) || (v7 && !s.metaOK(msg.Params.Meta)) {
-		return nil, nil, nil, false
+	if v7 != (msg.meta != nil) || (v7 && !s.metaOK(msg.meta)) {
+		return nil, nil, nil, nil, false
 	}
-	var name string
-	if jsonv2.Unmarshal(msg.Params.Name, &name) != nil {
-		return nil, nil, nil, false
+	t = s.toolNamed(msg.name)
+	if t == nil {
+		return nil, nil, nil, nil, false
 	}
-	t, ok = s.tools[name]
-	if !ok {
-		return nil, nil, nil, false
-	}
-	a := msg.Params.Arguments
+	a := msg.arguments
 	if a != nil && a.Kind() == 'n' {
 		// The SDK keeps no null arguments.
 		a = nil
 	}
-	if v7 && !t.headersAgree(name, a, header) {
-		return nil, nil, nil, false
+	if a != nil {
+		decoded, _ = scalarArgs(a)
 	}
-	return t, msg.ID, json.RawMessage(a), true
+	if v7 && !t.headersAgree(a, decoded, header) {
+		return nil, nil, nil, nil, false
+	}
+	return t, msg.id, json.RawMessage(a), decoded, true
+}
+
+// toolNamed returns the tool whose name is raw, a JSON value, or nil.
+func (s *Server) toolNamed(raw jsontext.Value) *tool {
+	if raw.Kind() != '"' {
+		return nil
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		// Valid JSON without an escape: the name is the text between
+		// the quotes.
+		return s.tools[string(raw[1:len(raw)-1])]
+	}
+	var name string
+	if jsonv2.Unmarshal(raw, &name) != nil {
+		return nil
+	}
+	return s.tools[name]
 }
 
 // metaOK reports whether raw is a _meta of versionHeaders the SDK takes
@@ -186,8 +362,10 @@ func (s *Server) metaOK(raw jsontext.Value) bool {
 }
 
 // metaTaken reports whether raw is a _meta of versionHeaders the SDK
-// takes: the protocol version, the client's capabilities, and perhaps the
-// client's name, nothing else.
+// takes: the protocol version, the client's capabilities, perhaps the
+// client's name, and any members outside the protocol's own
+// (io.modelcontextprotocol/), such as a progress token or trace context,
+// which a tool call's answer does not depend on.
 func metaTaken(raw jsontext.Value) bool {
 	var meta map[string]jsontext.Value
 	if raw == nil || jsonv2.Unmarshal(raw, &meta) != nil {
@@ -200,15 +378,18 @@ func metaTaken(raw jsontext.Value) bool {
 	if !ok || !capabilitiesOK(caps) {
 		return false
 	}
-	n := 2
 	if info, ok := meta[metaClientInfo]; ok {
 		var impl sdk.Implementation
 		if !remarshals(info, &impl) {
 			return false
 		}
-		n++
 	}
-	return len(meta) == n
+	for k := range meta {
+		if strings.HasPrefix(k, metaPrefix) && k != metaProtocolVersion && k != metaClientCapabilities && k != metaClientInfo {
+			return false
+		}
+	}
+	return true
 }
 
 // maxMetas bounds the _meta values a Server keeps as taken.
@@ -238,17 +419,11 @@ func (ms *metaSet) add(raw []byte) {
 }
 
 // capabilitiesOK reports whether raw is client capabilities the SDK
-// decodes: an object of the members it knows, of the types it wants.
+// decodes: an object whose members the SDK knows are of the types it
+// wants (it leaves out the members it does not know, and so does
+// encoding/json here; a member named as a known one in other capitals,
+// which encoding/json would take for it, must be of its type too).
 func capabilitiesOK(raw jsontext.Value) bool {
-	var members map[string]jsontext.Value
-	if jsonv2.Unmarshal(raw, &members) != nil {
-		return false
-	}
-	for k := range members {
-		if !capabilityNames[k] {
-			return false
-		}
-	}
 	var caps struct {
 		sdk.ClientCapabilities
 		Roots *sdk.RootCapabilities `json:"roots,omitempty"`
@@ -276,17 +451,40 @@ func remarshals(raw jsontext.Value, v any) bool {
 // Mcp-Method and Mcp-Name given once each, and for each argument with an
 // x-mcp-header, its Mcp-Param-* header exactly when the argument is there,
 // holding the same plain text (a value the SDK would want Base64-encoded,
-// or compare as a number, goes to the SDK).
-func (t *tool) headersAgree(name string, args jsontext.Value, header http.Header) bool {
+// or compare as a number, goes to the SDK). decoded is args decoded by
+// scalarArgs, or nil.
+func (t *tool) headersAgree(args jsontext.Value, decoded map[string]any, header http.Header) bool {
 	if v := header.Values("Mcp-Method"); len(v) != 1 || v[0] != "tools/call" {
 		return false
 	}
-	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != name {
+	if v := header.Values("Mcp-Name"); len(v) != 1 || v[0] != t.name {
 		return false
 	}
 	if len(t.headers) == 0 {
 		return true
 	}
+	if decoded == nil {
+		return t.headersAgreeRaw(args, header)
+	}
+	for arg, h := range t.headers {
+		values := header.Values("Mcp-Param-" + h)
+		v, present := decoded[arg]
+		if !present || v == nil {
+			if len(values) != 0 {
+				return false
+			}
+			continue
+		}
+		text, ok := v.(string)
+		if !ok || len(values) != 1 || !plainHeader(text) || values[0] != text {
+			return false
+		}
+	}
+	return true
+}
+
+// headersAgreeRaw is headersAgree for arguments scalarArgs does not decode.
+func (t *tool) headersAgreeRaw(args jsontext.Value, header http.Header) bool {
 	var members map[string]jsontext.Value
 	if args != nil && jsonv2.Unmarshal(args, &members) != nil {
 		// Not an object: the SDK does not look for argument headers, and
@@ -389,11 +587,14 @@ func releaseAnswer(buf *[]byte) {
 // with HTML escaping: compacted, and nothing when it is not JSON.
 func appendStructured(out, obj []byte) []byte {
 	out = append(out, `,"structuredContent":`...)
-	if jsontext.Value(obj).IsValid() {
+	// A name given twice is compacted as any other member, as
+	// encoding/json does; the check of each object's names for it is
+	// left out.
+	if jsontext.Value(obj).IsValid(allowDuplicates) {
 		return appendCompact(out, obj)
 	}
-	// Not strict JSON (a name twice, invalid UTF-8), or not JSON at all:
-	// encoding/json decides.
+	// Not JSON with valid UTF-8, or not JSON at all: encoding/json
+	// decides.
 	buf := bytes.NewBuffer(out)
 	at := buf.Len()
 	if json.NewEncoder(buf).Encode(json.RawMessage(obj)) != nil {
@@ -401,6 +602,9 @@ func appendStructured(out, obj []byte) []byte {
 	}
 	return buf.Bytes()[:buf.Len()-1] // the encoder's newline
 }
+
+// allowDuplicates lets a JSON value name a member twice.
+var allowDuplicates = jsontext.AllowDuplicateNames(true)
 
 // appendCompact appends src, valid JSON, as encoding/json compacts it with
 // HTML escaping: without the whitespace between tokens, and with <, >, &,
@@ -513,12 +717,18 @@ func appendString(dst, src []byte) []byte {
 // hexDigits are the digits of a \u escape, as encoding/json writes them.
 const hexDigits = "0123456789abcdef"
 
+// acceptMCP is the Accept header MCP clients send with a POST.
+const acceptMCP = "application/json, text/event-stream"
+
 // acceptsBoth reports whether Accept takes both JSON and an event stream,
 // as the SDK requires of a POST.
 func acceptsBoth(values []string) bool {
+	if len(values) == 1 && values[0] == acceptMCP {
+		return true
+	}
 	var jsonOK, streamOK bool
 	for _, v := range values {
-		for _, raw := range strings.Split(v, ",") {
+		for raw := range strings.SplitSeq(v, ",") {
 			base, _, _ := strings.Cut(strings.TrimSpace(raw), ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
@@ -537,10 +747,19 @@ func acceptsBoth(values []string) bool {
 // through: a request to a loopback listener must name a loopback host.
 func hostAllowed(r *http.Request) bool {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if !ok || local == nil || !loopback(local.String()) {
+	if !ok || local == nil || !localLoopback(local) {
 		return true
 	}
 	return loopback(r.Host)
+}
+
+// localLoopback reports whether the listener's address a is loopback, as
+// loopback(a.String()) does, without writing a TCP address as text.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return loopback(a.String())
 }
 
 func loopback(addr string) bool {

@@ -56,6 +56,9 @@ type Server struct {
 	// failEncode makes the direct path's encoding of a tool result fail,
 	// for a test of what it answers then.
 	failEncode atomic.Bool
+	// directAnswers counts the calls the direct path answered, for the
+	// tests of which path a call takes.
+	directAnswers atomic.Int64
 	// serverInfo is the server's name as the results of 2026-07-28 carry
 	// it, in JSON.
 	serverInfo []byte
@@ -171,7 +174,7 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		status, body, err := s.call(ctx, t, req.Params.Arguments, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}})
+		status, body, err := s.call(ctx, t, req.Params.Arguments, nil, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}})
 		if err != nil {
 			return nil, err
 		}
@@ -179,13 +182,14 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 	}
 }
 
-// call serves one call of t with the raw arguments, for a client whose
-// MCP request had header and came from remote, and returns the REST
+// call serves one call of t with the raw arguments (and decoded, the
+// arguments as scalarArgs decodes them, or nil), for a client whose MCP
+// request had header and came from remote, and returns the REST
 // answer's status and body (or those of the refusal of arguments REST
 // cannot check); an error is a protocol error. The REST handler answers
 // into rec, whose buffer holds the body returned.
-func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, header http.Header, remote string, rec *recorder) (int, []byte, error) {
-	hreq, invalid, err := t.request(ctx, args, header, remote)
+func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decoded map[string]any, header http.Header, remote string, rec *recorder) (int, []byte, error) {
+	hreq, invalid, err := t.request(ctx, args, decoded, header, remote)
 	if err != nil {
 		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
 		return 0, nil, err
