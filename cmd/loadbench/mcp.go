@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -326,33 +327,68 @@ func (c *mcpClient) post(ctx context.Context, msg []byte, header http.Header) ([
 
 // request sends a JSON-RPC request, with header, and returns its result.
 func (c *mcpClient) request(ctx context.Context, method string, params any, header http.Header) (json.RawMessage, error) {
-	id := c.ids.Add(1)
-	msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+	var ans struct {
+		Result json.RawMessage `json:"result"`
+		Error  *rpcError       `json:"error"`
+	}
+	call, err := c.newCall(method, params)
 	if err != nil {
 		return nil, err
 	}
+	if err := c.send(ctx, call, header, &ans, func() *rpcError { return ans.Error }); err != nil {
+		return nil, err
+	}
+	return ans.Result, nil
+}
+
+type rpcError struct {
+	Message string `json:"message"`
+}
+
+// rpcCall is a JSON-RPC request encoded but for its id, so that a client
+// calling again and again encodes its message once, as the REST client
+// builds its URL once: the load client's own work must not weigh on one
+// path more than on another, on a machine it shares with the servers.
+type rpcCall struct {
+	method        string
+	before, after []byte // the message before and after the id
+}
+
+func (c *mcpClient) newCall(method string, params any) (rpcCall, error) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return rpcCall{}, err
+	}
+	m, err := json.Marshal(method)
+	if err != nil {
+		return rpcCall{}, err
+	}
+	return rpcCall{method: method, before: []byte(`{"jsonrpc":"2.0","id":`),
+		after: fmt.Appendf(nil, `,"method":%s,"params":%s}`, m, p)}, nil
+}
+
+// send sends call with a new id and decodes its answer into ans, once;
+// rpcErr returns the answer's JSON-RPC error, if any.
+func (c *mcpClient) send(ctx context.Context, call rpcCall, header http.Header, ans any, rpcErr func() *rpcError) error {
+	id := c.ids.Add(1)
+	msg := make([]byte, 0, len(call.before)+20+len(call.after))
+	msg = append(strconv.AppendInt(append(msg, call.before...), id, 10), call.after...)
 	body, err := c.post(ctx, msg, header)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if body == nil {
 		if body, err = c.event(id); err != nil {
-			return nil, fmt.Errorf("%s: %w", method, err)
+			return fmt.Errorf("%s: %w", call.method, err)
 		}
 	}
-	var ans struct {
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Message string `json:"message"`
-		} `json:"error"`
+	if err := json.Unmarshal(body, ans); err != nil {
+		return fmt.Errorf("%s: %w: %.200s", call.method, err, body)
 	}
-	if err := json.Unmarshal(body, &ans); err != nil {
-		return nil, fmt.Errorf("%s: %w: %.200s", method, err, body)
+	if e := rpcErr(); e != nil {
+		return fmt.Errorf("%s: JSON-RPC error %s", call.method, e.Message)
 	}
-	if ans.Error != nil {
-		return nil, fmt.Errorf("%s: JSON-RPC error %s", method, ans.Error.Message)
-	}
-	return ans.Result, nil
+	return nil
 }
 
 // event reads the event stream up to the answer to the request id.
@@ -463,22 +499,25 @@ func (c *mcpClient) toolCaller(tool string) caller {
 		}
 		header = http.Header{"Mcp-Method": {"tools/call"}, "Mcp-Name": {tool}}
 	}
+	call, err := c.newCall("tools/call", params)
 	return func(ctx context.Context) error {
-		res, err := c.request(ctx, "tools/call", params, header)
 		if err != nil {
 			return err
 		}
-		var r struct {
-			IsError bool `json:"isError"`
-			Content []struct {
-				Text string `json:"text"`
-			} `json:"content"`
+		var ans struct {
+			Result struct {
+				IsError bool `json:"isError"`
+				Content []struct {
+					Text string `json:"text"`
+				} `json:"content"`
+			} `json:"result"`
+			Error *rpcError `json:"error"`
 		}
-		if err := json.Unmarshal(res, &r); err != nil {
+		if err := c.send(ctx, call, header, &ans, func() *rpcError { return ans.Error }); err != nil {
 			return err
 		}
-		if r.IsError || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, invoiceID) {
-			return fmt.Errorf("tools/call %s: an error or no invoice: %.200s", tool, res)
+		if r := ans.Result; r.IsError || len(r.Content) == 0 || !strings.Contains(r.Content[0].Text, invoiceID) {
+			return fmt.Errorf("tools/call %s: an error or no invoice: %+v", tool, r)
 		}
 		return nil
 	}
