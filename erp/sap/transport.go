@@ -22,13 +22,16 @@ const maxBody = 4 << 20
 
 // request is one OData call, possibly attempted more than once.
 type request struct {
-	call     retry.Call
-	method   string
-	url      string
-	body     []byte // JSON; nil for none
-	header   http.Header
-	cookies  []*http.Cookie    // sent by hand when the HTTP client has no jar
-	keys     map[string]string // the ids the call is about, for errors
+	call    retry.Call
+	method  string
+	url     string
+	body    []byte // JSON; nil for none
+	header  http.Header
+	cookies []*http.Cookie    // sent by hand when the HTTP client has no jar
+	keys    map[string]string // the ids the call is about, for errors
+	// key is one more id the call is about, for a read that is about one
+	// thing and makes no map for a call that succeeds (errorKeys).
+	key      param
 	notFound *erp.NotFoundError
 	// root says the request is for the service itself (its root or its
 	// $metadata): a 404 then means the service is missing, a fault of
@@ -241,12 +244,25 @@ func (r request) upstream(status int, set func(*erp.UpstreamError)) *erp.Upstrea
 		Operation: r.call.Operation,
 		Write:     r.call.Write,
 		Status:    status,
-		Keys:      maps.Clone(r.keys),
+		Keys:      r.errorKeys(),
 	}
 	if set != nil {
 		set(up)
 	}
 	return up
+}
+
+// errorKeys returns the ids the call is about, keys and key, as a map
+// of their own; nil for none.
+func (r request) errorKeys() map[string]string {
+	m := maps.Clone(r.keys)
+	if r.key.name != "" {
+		if m == nil {
+			m = make(map[string]string, 1)
+		}
+		m[r.key.name] = r.key.value
+	}
+	return m
 }
 
 // malformed reports a 2xx answer that cannot be read. It is not transient:
