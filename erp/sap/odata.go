@@ -177,17 +177,17 @@ func decodeList[T any](body []byte) ([]T, error) {
 // decodePage reads one page of a list as decodeList does, and its __next
 // link: where the rest of the list is, "" on the last page.
 func decodePage[T any](body []byte) ([]T, string, error) {
+	// Values, not pointers, so that reading them allocates nothing but
+	// the list: a JSON array, [] included, reads as a non-nil slice, and
+	// a "d" or "results" that is missing or null leaves the list nil.
 	var fast struct {
-		D *struct {
-			Results *[]T   `json:"results"`
+		D struct {
+			Results []T    `json:"results"`
 			Next    string `json:"__next"`
 		} `json:"d"`
 	}
-	if err := unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
-		if list := *fast.D.Results; list != nil {
-			return list, fast.D.Next, nil
-		}
-		return []T{}, fast.D.Next, nil
+	if err := unmarshal(body, &fast); err == nil && fast.D.Results != nil {
+		return fast.D.Results, fast.D.Next, nil
 	}
 	list, err := decodeAnyList[T](body)
 	if err != nil {
