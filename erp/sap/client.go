@@ -145,9 +145,11 @@ func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.TLSHandshakeTimeout = 5 * time.Second
-	// The runner's attempt timeout is the real bound; this one only catches
-	// a runner configured without a sensible timeout.
-	tr.ResponseHeaderTimeout = 60 * time.Second
+	// No ResponseHeaderTimeout: every request has a deadline already, an
+	// attempt's from the runner (retry.Policy.AttemptTimeout, never
+	// unset), a token's from its client's Timeout and the $metadata
+	// read's from its context, and the transport's own bound would cost
+	// a timer on every request.
 	// Every call to the ERP goes to one host, so the idle pool is sized
 	// for the gateway's peak of concurrent calls: a connection given back
 	// to a full pool is closed, and the next burst dials it again.
