@@ -2,6 +2,7 @@ package sap
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -42,7 +43,10 @@ type request struct {
 	csrfRequired *bool
 }
 
-var mediaJSON = []string{"application/json"}
+var (
+	mediaJSON    = []string{"application/json"}
+	encodingGzip = []string{"gzip"}
+)
 
 // reply is what a successful attempt got back besides the decoded body.
 type reply struct {
@@ -90,6 +94,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	// Shared values: a request's header is only ever Set, never
 	// appended to in place.
 	req.Header["Accept"] = mediaJSON
+	// Asked for here rather than by the transport, which would make a
+	// header of its own on every request for it; readAnswer decompresses.
+	req.Header["Accept-Encoding"] = encodingGzip
 	if r.body != nil {
 		req.Header["Content-Type"] = mediaJSON
 	}
@@ -117,7 +124,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		c.logAttempt(ctx, r, 0, start, up)
 		return reply{}, up
 	}
-	data, err := readBody(resp.Body, resp.ContentLength)
+	data, err := readAnswer(resp)
 	resp.Body.Close()
 	if err != nil {
 		var up *erp.UpstreamError
@@ -195,6 +202,26 @@ func (r request) configStatus(status int, ids []string) bool {
 		}
 	}
 	return false
+}
+
+// readAnswer reads the body of resp as readBody does, decompressed when
+// the ERP sent it gzip-encoded; it then takes Content-Encoding and
+// Content-Length out of the header, as the transport does when it
+// decompresses an answer itself.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return readBody(resp.Body, resp.ContentLength)
+	}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Uncompressed = true
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return readBody(zr, -1)
 }
 
 // readBody reads a response body of size bytes (-1 when unknown) up to
