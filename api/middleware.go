@@ -188,15 +188,23 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if rec.client != "" {
 			attrs = append(attrs, slog.String("client", rec.client))
 		}
-		var up *erp.UpstreamError
-		if errors.As(rec.cause, &up) && len(up.MessageIDs) > 0 {
-			attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
-		}
 		if rec.cause != nil {
-			attrs = append(attrs, slog.String("cause", rec.cause.Error()))
+			attrs = appendCause(attrs, rec.cause)
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
+}
+
+// appendCause appends the access log's attributes of a request's cause:
+// the ERP's message ids, when it sent any, and the cause's text. Apart
+// from accessLog, so that a request without a cause puts nothing on the
+// heap for errors.As.
+func appendCause(attrs []slog.Attr, cause error) []slog.Attr {
+	var up *erp.UpstreamError
+	if errors.As(cause, &up) && len(up.MessageIDs) > 0 {
+		attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
+	}
+	return append(attrs, slog.String("cause", cause.Error()))
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
