@@ -10,26 +10,35 @@ const (
 	recordKey
 )
 
+// The request id and the run id are held in a context as a *string, so
+// that requestContext can answer them without boxing a string on every
+// request.
+
 // WithRequestID returns a context carrying the request id.
 func WithRequestID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, requestIDKey, id)
+	return context.WithValue(ctx, requestIDKey, &id)
 }
 
 // RequestIDFromContext returns the request id, or "".
 func RequestIDFromContext(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey).(string)
-	return id
+	return idFrom(ctx, requestIDKey)
 }
 
 // WithRunID returns a context carrying the agent run id.
 func WithRunID(ctx context.Context, id string) context.Context {
-	return context.WithValue(ctx, runIDKey, id)
+	return context.WithValue(ctx, runIDKey, &id)
 }
 
 // RunIDFromContext returns the agent run id, or "".
 func RunIDFromContext(ctx context.Context) string {
-	id, _ := ctx.Value(runIDKey).(string)
-	return id
+	return idFrom(ctx, runIDKey)
+}
+
+func idFrom(ctx context.Context, key ctxKey) string {
+	if id, ok := ctx.Value(key).(*string); ok {
+		return *id
+	}
+	return ""
 }
 
 // requestRecord is what the access log writes of a request beyond its

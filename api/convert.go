@@ -58,13 +58,75 @@ func scaled(d decimal.Decimal, places int32) (v int64, ok bool) {
 		}
 		return c * pow10[places+e], true
 	}
-	q := c / pow10[-e-places-1]
+	return shorten(c, -e-places), true
+}
+
+// shorten is c / 10^drop (drop from 1 to 18) rounded as decimal.Round
+// rounds: the first digit dropped, half away from zero.
+func shorten(c int64, drop int32) int64 {
+	q := c / pow10[drop-1]
 	if q < 0 {
 		q -= 5
 	} else {
 		q += 5
 	}
-	return q / 10, true
+	return q / 10
+}
+
+// unitPrice is amount(l.UnitPrice()), the line's amount divided by its
+// quantity as DivRound divides to 4 places and then rounded to 2, worked
+// out in int64 for an amount and a quantity that fit one, as an ERP's do
+// (TestUnitPriceIsTheLibrarys).
+func unitPrice(l erp.InvoiceLine) string {
+	if l.Quantity.IsZero() {
+		return amount(decimal.Zero)
+	}
+	if v, ok := divRound4(l.Amount, l.Quantity); ok {
+		return fixedPoint(shorten(v, 2), 2, false)
+	}
+	return amount(l.UnitPrice())
+}
+
+// divRound4 is d.DivRound(d2, 4) times 10^4, for a non-zero d2: the
+// quotient cut after 4 places, moved away from zero when the remainder is
+// at least half of d2. ok is false when d, d2 or the scaled dividend or
+// divisor does not fit an int64 on this path.
+func divRound4(d, d2 decimal.Decimal) (q int64, ok bool) {
+	e, e2 := d.Exponent(), d2.Exponent()
+	n, n2 := int32(d.NumDigits()), int32(d2.NumDigits())
+	if e > 0 || e < -18 || n > 18 || e2 > 0 || e2 < -18 || n2 > 18 {
+		return 0, false
+	}
+	// d / d2 * 10^4 = num / den.
+	num, den := d.CoefficientInt64(), d2.CoefficientInt64()
+	if k := e + 4 - e2; k >= 0 {
+		if n+k > 18 {
+			return 0, false
+		}
+		num *= pow10[k]
+	} else {
+		if n2-k > 18 {
+			return 0, false
+		}
+		den *= pow10[-k]
+	}
+	q, r := num/den, num%den
+	absR, absDen := r, den
+	if absR < 0 {
+		absR = -absR
+	}
+	if absDen < 0 {
+		absDen = -absDen
+	}
+	// 2|r| cannot overflow: |r| < |den| <= 10^18.
+	if 2*absR >= absDen {
+		if (num < 0) != (den < 0) {
+			q--
+		} else {
+			q++
+		}
+	}
+	return q, true
 }
 
 // fixedPoint writes v / 10^places with places decimals, or with its
@@ -129,7 +191,7 @@ func toInvoice(inv erp.Invoice) invoiceResponse {
 	}
 	for _, l := range inv.Lines {
 		out.Lines = append(out.Lines, invoiceLine{Item: l.Item, POID: l.POID, POItem: l.POItem,
-			Quantity: quantity(l.Quantity), Unit: l.Unit, Amount: amount(l.Amount), UnitPrice: amount(l.UnitPrice())})
+			Quantity: quantity(l.Quantity), Unit: l.Unit, Amount: amount(l.Amount), UnitPrice: unitPrice(l)})
 	}
 	return out
 }

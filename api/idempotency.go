@@ -258,7 +258,7 @@ func (resp *response) clone() *response {
 		return nil
 	}
 	c := *resp
-	c.header = resp.header.Clone()
+	c.header, c.shared = resp.header.Clone(), false
 	if c.header == nil {
 		c.header = http.Header{}
 	}

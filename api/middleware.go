@@ -47,8 +47,9 @@ func (idPattern) MatchString(s string) bool {
 // the status recorder, and one copy of the request.
 type requestContext struct {
 	context.Context
-	// id and run are boxed once, not on every Value.
-	id, run any
+	// id and run are each the one value of its response header, so that
+	// neither the header nor Value needs an allocation of its own.
+	id, run [1]string
 	rec     requestRecord
 	sw      statusRecorder
 }
@@ -59,10 +60,10 @@ type requestContext struct {
 func (c *requestContext) Value(key any) any {
 	switch key {
 	case requestIDKey:
-		return c.id
+		return &c.id[0]
 	case runIDKey:
-		if c.run != nil {
-			return c.run
+		if c.run[0] != "" {
+			return &c.run[0]
 		}
 	case recordKey:
 		return &c.rec
@@ -82,15 +83,15 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 			id = newID()
 		}
 		h := w.Header()
-		h["X-Request-Id"] = []string{id}
-		rc := &requestContext{Context: r.Context(), id: id}
+		rc := &requestContext{Context: r.Context(), id: [1]string{id}}
+		h["X-Request-Id"] = rc.id[:]
 		run := r.Header.Get("X-Run-Id")
 		if !headerIDPattern.MatchString(run) {
 			run = r.Header.Get("Mcp-Param-Run-Id")
 		}
 		if headerIDPattern.MatchString(run) {
-			h["X-Run-Id"] = []string{run}
-			rc.run = run
+			rc.run[0] = run
+			h["X-Run-Id"] = rc.run[:]
 		}
 		next.ServeHTTP(w, r.WithContext(rc))
 	})
@@ -187,15 +188,23 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if rec.client != "" {
 			attrs = append(attrs, slog.String("client", rec.client))
 		}
-		var up *erp.UpstreamError
-		if errors.As(rec.cause, &up) && len(up.MessageIDs) > 0 {
-			attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
-		}
 		if rec.cause != nil {
-			attrs = append(attrs, slog.String("cause", rec.cause.Error()))
+			attrs = appendCause(attrs, rec.cause)
 		}
 		s.log.LogAttrs(r.Context(), level, "request", attrs...)
 	})
+}
+
+// appendCause appends the access log's attributes of a request's cause:
+// the ERP's message ids, when it sent any, and the cause's text. Apart
+// from accessLog, so that a request without a cause puts nothing on the
+// heap for errors.As.
+func appendCause(attrs []slog.Attr, cause error) []slog.Attr {
+	var up *erp.UpstreamError
+	if errors.As(cause, &up) && len(up.MessageIDs) > 0 {
+		attrs = append(attrs, slog.Any("erp_message_ids", up.MessageIDs))
+	}
+	return append(attrs, slog.String("cause", cause.Error()))
 }
 
 func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {

@@ -31,3 +31,20 @@ func TestHeaderIDPatternIsTheContracts(t *testing.T) {
 		}
 	}
 }
+
+// TestSuccessHeaderStaysShared holds setHeader to changing the response it
+// is called on only: the header success bodies share keeps its two.
+func TestSuccessHeaderStaysShared(t *testing.T) {
+	s := &Server{}
+	a, b := s.success(nil, map[string]string{}, nil), s.success(nil, map[string]string{}, nil)
+	a.setHeader("X-Run-Id", "run-1")
+	if got := a.header.Get("X-Run-Id"); got != "run-1" {
+		t.Errorf("X-Run-Id: got %q, want run-1", got)
+	}
+	if got := a.header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("Content-Type after setHeader: got %q, want application/json", got)
+	}
+	if len(successHeader) != 2 || len(b.header) != 2 || b.header.Get("X-Run-Id") != "" {
+		t.Errorf("shared header changed: %v, other response %v", successHeader, b.header)
+	}
+}

@@ -75,26 +75,37 @@ func (s *Server) success(r *http.Request, v any, rec *requestRecord) *response {
 	if oc, ok := v.(outcomer); ok && oc.outcome() != "" {
 		code = oc.outcome()
 	}
-	// Room for X-Run-Id and Idempotent-Replayed; the values are shared,
-	// and headers are only ever Set, never appended to in place.
-	h := make(http.Header, 4)
-	h["Content-Type"] = contentTypeJSON
-	h["Cache-Control"] = cacheNoStore
-	return &response{status: http.StatusOK, code: code, header: h, body: body}
+	return &response{status: http.StatusOK, code: code, header: successHeader, shared: true, body: body}
 }
 
-var (
-	contentTypeJSON = []string{"application/json"}
-	cacheNoStore    = []string{"no-store"}
-)
+// successHeader is the header of every success body, shared by their
+// responses until one sets a header of its own (setHeader).
+var successHeader = http.Header{"Content-Type": {"application/json"}, "Cache-Control": {"no-store"}}
 
 // response is a rendered answer, kept whole so a write's first answer can be
 // replayed byte for byte.
 type response struct {
 	status int
 	code   string
+	// header is never changed in place but through setHeader: it may be
+	// shared with other responses, as shared says.
 	header http.Header
+	shared bool
 	body   []byte
+}
+
+// setHeader sets a header of the response, on a copy of its header first
+// when that is shared.
+func (resp *response) setHeader(key, value string) {
+	if resp.shared {
+		// Room for X-Run-Id and Idempotent-Replayed.
+		h := make(http.Header, len(resp.header)+2)
+		for k, v := range resp.header {
+			h[k] = v
+		}
+		resp.header, resp.shared = h, false
+	}
+	resp.header.Set(key, value)
 }
 
 func (resp *response) write(w http.ResponseWriter) {

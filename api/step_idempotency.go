@@ -51,7 +51,7 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 		}
 		if replay != nil {
 			s.metrics.replays.WithLabelValues(o.name).Inc()
-			replay.header.Set("Idempotent-Replayed", "true")
+			replay.setHeader("Idempotent-Replayed", "true")
 			return replay
 		}
 		settled := false

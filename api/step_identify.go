@@ -11,7 +11,7 @@ func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 		if err != nil {
 			resp := s.failure(c.r, err, c.record)
 			if ch := s.challenge(err); ch != "" {
-				resp.header.Set("WWW-Authenticate", ch)
+				resp.setHeader("WWW-Authenticate", ch)
 			}
 			return resp
 		}

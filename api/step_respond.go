@@ -21,7 +21,7 @@ func (s *Server) respond(o operation, next callHandler) callHandler {
 
 func withRunID(resp *response, run string) *response {
 	if run != "" {
-		resp.header.Set("X-Run-Id", run)
+		resp.setHeader("X-Run-Id", run)
 	}
 	return resp
 }

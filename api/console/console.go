@@ -25,6 +25,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
@@ -142,7 +143,7 @@ func New(opts Options) (*Console, error) {
 
 // Mount adds the console's routes to mux, beside the API's "/": the landing
 // page at exactly "/", /docs (with /redoc and /swagger-ui sent there), and
-// everything below /console.
+// everything below /console. Owns names these paths.
 func (c *Console) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /{$}", c.landing)
 	mux.HandleFunc("GET /docs", c.serveDocs)
@@ -166,6 +167,16 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/runs", c.person("", c.runs))
 	mux.HandleFunc("GET /console/health", c.person("", c.health))
 	mux.HandleFunc("/console/", c.notFound)
+}
+
+// Owns reports whether a clean path is one of Mount's routes, for any
+// method: a path it does not own, the mux hands to the API's "/".
+func Owns(path string) bool {
+	switch path {
+	case "/", "/docs", "/redoc", "/swagger-ui", "/console":
+		return true
+	}
+	return strings.HasPrefix(path, "/swagger-ui/") || strings.HasPrefix(path, "/console/")
 }
 
 func serveStyle(w http.ResponseWriter, _ *http.Request) {

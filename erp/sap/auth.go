@@ -87,8 +87,10 @@ func (c *Client) authorize(req *http.Request) error {
 			return err
 		}
 		tok.SetAuthHeader(req)
-	case c.user != "":
-		req.SetBasicAuth(c.user, c.password)
+	case c.basicAuth != nil:
+		// Shared: a request's header is only ever Set, never appended
+		// to in place.
+		req.Header["Authorization"] = c.basicAuth
 	}
 	return nil
 }

@@ -13,6 +13,7 @@ package sap
 
 import (
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -74,11 +75,12 @@ const DefaultMaxPages = 20
 // Client is an erp.Client that talks to SAP S/4HANA over OData v2. It is
 // safe for concurrent use.
 type Client struct {
-	base      string // scheme://host[:port][/prefix], without a trailing slash
-	http      *http.Client
-	runner    *retry.Runner
-	user      string
-	password  string
+	base   string // scheme://host[:port][/prefix], without a trailing slash
+	http   *http.Client
+	runner *retry.Runner
+	// basicAuth is the Authorization header of Options.User and
+	// Options.Password, made once; nil without a user.
+	basicAuth []string
 	sapClient string
 	tokens    oauth2.TokenSource // nil without OAuth 2.0
 	maxPages  int
@@ -116,8 +118,6 @@ func New(baseURL string, opts Options) (*Client, error) {
 		base:      strings.TrimRight(u.String(), "/"),
 		http:      opts.HTTPClient,
 		runner:    opts.Runner,
-		user:      opts.User,
-		password:  opts.Password,
 		sapClient: opts.Client,
 		maxPages:  opts.MaxPages,
 		log:       opts.Logger,
@@ -137,6 +137,10 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if opts.OAuth2 != nil {
 		c.tokens = c.tokenSource(opts.OAuth2)
 	}
+	if opts.User != "" {
+		// As http.Request.SetBasicAuth writes it.
+		c.basicAuth = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(opts.User+":"+opts.Password))}
+	}
 	return c, nil
 }
 
@@ -145,9 +149,11 @@ func defaultHTTPClient(tlsConfig *tls.Config) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.DialContext = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 	tr.TLSHandshakeTimeout = 5 * time.Second
-	// The runner's attempt timeout is the real bound; this one only catches
-	// a runner configured without a sensible timeout.
-	tr.ResponseHeaderTimeout = 60 * time.Second
+	// No ResponseHeaderTimeout: every request has a deadline already, an
+	// attempt's from the runner (retry.Policy.AttemptTimeout, never
+	// unset), a token's from its client's Timeout and the $metadata
+	// read's from its context, and the transport's own bound would cost
+	// a timer on every request.
 	// Every call to the ERP goes to one host, so the idle pool is sized
 	// for the gateway's peak of concurrent calls: a connection given back
 	// to a full pool is closed, and the next burst dials it again.

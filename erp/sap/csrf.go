@@ -67,9 +67,11 @@ func (cc *csrfCache) entry(svc erp.Service) *csrfEntry {
 	return e
 }
 
-// csrfToken returns the service's cached token, fetching one when there is
-// none or the cached one is stale (the server just refused it).
-func (c *Client) csrfToken(ctx context.Context, svc erp.Service, keys map[string]string, stale string) (csrfState, error) {
+// csrfToken returns the cached token of the service of the write w,
+// fetching one when there is none or the cached one is stale (the server
+// just refused it). A failed fetch names the ids w is about.
+func (c *Client) csrfToken(ctx context.Context, w request, stale string) (csrfState, error) {
+	svc := w.call.Service
 	e := c.csrf.entry(svc)
 	if st := e.get(); st.token != "" && st.token != stale {
 		return st, nil
@@ -79,7 +81,8 @@ func (c *Client) csrfToken(ctx context.Context, svc erp.Service, keys map[string
 		method: http.MethodGet,
 		url:    c.url(svc, ""),
 		header: http.Header{"X-Csrf-Token": {"Fetch"}},
-		keys:   keys,
+		keys:   w.keys,
+		key:    w.key,
 		// The service root answers for any service that is published: a
 		// 404 here means the service is missing, never the entity the
 		// write is about.
@@ -127,7 +130,7 @@ func (c *Client) write(ctx context.Context, r request, decode decoder) (reply, e
 	e := c.csrf.entry(r.call.Service)
 	stale := ""
 	for try := 0; ; try++ {
-		st, err := c.csrfToken(ctx, r.call.Service, r.keys, stale)
+		st, err := c.csrfToken(ctx, r, stale)
 		if err != nil {
 			return reply{}, err
 		}

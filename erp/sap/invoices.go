@@ -35,7 +35,7 @@ func (c *Client) invoiceRequest(id string) request {
 		url: c.url(erp.ServiceSupplierInvoice, "A_SupplierInvoice",
 			param{"$filter", "SupplierInvoice eq " + literal(id)},
 			param{"$expand", invoiceExpand}),
-		keys: map[string]string{"invoice_id": id},
+		key: param{"invoice_id", id},
 	}
 }
 

@@ -44,18 +44,20 @@ func (c *Client) url(svc erp.Service, resource string, params ...param) string {
 	b.WriteString(servicePaths[svc])
 	b.WriteByte('/')
 	b.WriteString(resource)
-	if c.sapClient != "" {
-		params = append(params, param{"sap-client", c.sapClient})
-	}
-	for i, p := range params {
-		if i == 0 {
-			b.WriteByte('?')
-		} else {
-			b.WriteByte('&')
-		}
-		b.WriteString(escape(p.name, true))
+	sep := byte('?')
+	write := func(p param) {
+		b.WriteByte(sep)
+		sep = '&'
+		escapeTo(&b, p.name, true)
 		b.WriteByte('=')
-		b.WriteString(escape(p.value, false))
+		escapeTo(&b, p.value, false)
+	}
+	for _, p := range params {
+		write(p)
+	}
+	// Written last, not appended to params: that would copy them.
+	if c.sapClient != "" {
+		write(param{"sap-client", c.sapClient})
 	}
 	return b.String()
 }
@@ -80,14 +82,9 @@ func quoteString(s string) string {
 // not '+', which OData servers do not all read as a space. keepDollar keeps
 // the '$' of system query option names readable.
 func escape(s string, keepDollar bool) string {
-	const hex = "0123456789ABCDEF"
-	unreserved := func(ch byte) bool {
-		return 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
-			ch == '-' || ch == '_' || ch == '.' || ch == '~' || ch == '$' && keepDollar
-	}
 	escapes := 0
 	for i := 0; i < len(s); i++ {
-		if !unreserved(s[i]) {
+		if !unreserved(s[i], keepDollar) {
 			escapes++
 		}
 	}
@@ -96,9 +93,16 @@ func escape(s string, keepDollar bool) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 2*escapes)
+	escapeTo(&b, s, keepDollar)
+	return b.String()
+}
+
+// escapeTo writes s to b as escape returns it.
+func escapeTo(b *strings.Builder, s string, keepDollar bool) {
+	const hex = "0123456789ABCDEF"
 	for i := 0; i < len(s); i++ {
 		ch := s[i]
-		if unreserved(ch) {
+		if unreserved(ch, keepDollar) {
 			b.WriteByte(ch)
 			continue
 		}
@@ -106,7 +110,12 @@ func escape(s string, keepDollar bool) string {
 		b.WriteByte(hex[ch>>4])
 		b.WriteByte(hex[ch&15])
 	}
-	return b.String()
+}
+
+// unreserved reports whether escape keeps ch as it is.
+func unreserved(ch byte, keepDollar bool) bool {
+	return 'a' <= ch && ch <= 'z' || 'A' <= ch && ch <= 'Z' || '0' <= ch && ch <= '9' ||
+		ch == '-' || ch == '_' || ch == '.' || ch == '~' || ch == '$' && keepDollar
 }
 
 // odataJSON is how OData answers are read: with JSON v2
@@ -168,17 +177,17 @@ func decodeList[T any](body []byte) ([]T, error) {
 // decodePage reads one page of a list as decodeList does, and its __next
 // link: where the rest of the list is, "" on the last page.
 func decodePage[T any](body []byte) ([]T, string, error) {
+	// Values, not pointers, so that reading them allocates nothing but
+	// the list: a JSON array, [] included, reads as a non-nil slice, and
+	// a "d" or "results" that is missing or null leaves the list nil.
 	var fast struct {
-		D *struct {
-			Results *[]T   `json:"results"`
+		D struct {
+			Results []T    `json:"results"`
 			Next    string `json:"__next"`
 		} `json:"d"`
 	}
-	if err := unmarshal(body, &fast); err == nil && fast.D != nil && fast.D.Results != nil {
-		if list := *fast.D.Results; list != nil {
-			return list, fast.D.Next, nil
-		}
-		return []T{}, fast.D.Next, nil
+	if err := unmarshal(body, &fast); err == nil && fast.D.Results != nil {
+		return fast.D.Results, fast.D.Next, nil
 	}
 	list, err := decodeAnyList[T](body)
 	if err != nil {

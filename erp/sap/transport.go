@@ -2,6 +2,7 @@ package sap
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -22,13 +23,16 @@ const maxBody = 4 << 20
 
 // request is one OData call, possibly attempted more than once.
 type request struct {
-	call     retry.Call
-	method   string
-	url      string
-	body     []byte // JSON; nil for none
-	header   http.Header
-	cookies  []*http.Cookie    // sent by hand when the HTTP client has no jar
-	keys     map[string]string // the ids the call is about, for errors
+	call    retry.Call
+	method  string
+	url     string
+	body    []byte // JSON; nil for none
+	header  http.Header
+	cookies []*http.Cookie    // sent by hand when the HTTP client has no jar
+	keys    map[string]string // the ids the call is about, for errors
+	// key is one more id the call is about, for a read that is about one
+	// thing and makes no map for a call that succeeds (errorKeys).
+	key      param
 	notFound *erp.NotFoundError
 	// root says the request is for the service itself (its root or its
 	// $metadata): a 404 then means the service is missing, a fault of
@@ -39,7 +43,10 @@ type request struct {
 	csrfRequired *bool
 }
 
-var mediaJSON = []string{"application/json"}
+var (
+	mediaJSON    = []string{"application/json"}
+	encodingGzip = []string{"gzip"}
+)
 
 // reply is what a successful attempt got back besides the decoded body.
 type reply struct {
@@ -87,6 +94,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	// Shared values: a request's header is only ever Set, never
 	// appended to in place.
 	req.Header["Accept"] = mediaJSON
+	// Asked for here rather than by the transport, which would make a
+	// header of its own on every request for it; readAnswer decompresses.
+	req.Header["Accept-Encoding"] = encodingGzip
 	if r.body != nil {
 		req.Header["Content-Type"] = mediaJSON
 	}
@@ -114,7 +124,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		c.logAttempt(ctx, r, 0, start, up)
 		return reply{}, up
 	}
-	data, err := readBody(resp.Body, resp.ContentLength)
+	data, err := readAnswer(resp)
 	resp.Body.Close()
 	if err != nil {
 		var up *erp.UpstreamError
@@ -194,6 +204,26 @@ func (r request) configStatus(status int, ids []string) bool {
 	return false
 }
 
+// readAnswer reads the body of resp as readBody does, decompressed when
+// the ERP sent it gzip-encoded; it then takes Content-Encoding and
+// Content-Length out of the header, as the transport does when it
+// decompresses an answer itself.
+func readAnswer(resp *http.Response) ([]byte, error) {
+	if !strings.EqualFold(resp.Header.Get("Content-Encoding"), "gzip") {
+		return readBody(resp.Body, resp.ContentLength)
+	}
+	resp.Header.Del("Content-Encoding")
+	resp.Header.Del("Content-Length")
+	resp.ContentLength = -1
+	resp.Uncompressed = true
+	zr, err := gzip.NewReader(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	return readBody(zr, -1)
+}
+
 // readBody reads a response body of size bytes (-1 when unknown) up to
 // maxBody.
 func readBody(r io.Reader, size int64) ([]byte, error) {
@@ -241,12 +271,25 @@ func (r request) upstream(status int, set func(*erp.UpstreamError)) *erp.Upstrea
 		Operation: r.call.Operation,
 		Write:     r.call.Write,
 		Status:    status,
-		Keys:      maps.Clone(r.keys),
+		Keys:      r.errorKeys(),
 	}
 	if set != nil {
 		set(up)
 	}
 	return up
+}
+
+// errorKeys returns the ids the call is about, keys and key, as a map
+// of their own; nil for none.
+func (r request) errorKeys() map[string]string {
+	m := maps.Clone(r.keys)
+	if r.key.name != "" {
+		if m == nil {
+			m = make(map[string]string, 1)
+		}
+		m[r.key.name] = r.key.value
+	}
+	return m
 }
 
 // malformed reports a 2xx answer that cannot be read. It is not transient:

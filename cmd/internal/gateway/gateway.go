@@ -16,7 +16,9 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"path"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -326,8 +328,40 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		return nil, err
 	}
 	ui.Mount(mux)
-	g.handler = mux
+	g.handler = apiFirst{api: g.api, mux: mux}
 	return g, nil
+}
+
+// apiFirst serves a request for a clean path that is not the console's
+// (console.Owns) with the API at once, and every other request with mux,
+// which cleans, redirects and routes to the console. Through mux the
+// first kind would reach the API's "/" as well, but only after mux had
+// matched the path against its patterns: five allocations a request.
+type apiFirst struct {
+	api http.Handler
+	mux *http.ServeMux
+}
+
+func (h apiFirst) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if r.Method != http.MethodConnect && strings.HasPrefix(p, "/") && cleanPath(p) == p && !console.Owns(p) {
+		h.api.ServeHTTP(w, r)
+		return
+	}
+	h.mux.ServeHTTP(w, r)
+}
+
+// cleanPath is p as http.ServeMux cleans a path: path.Clean, with a
+// trailing slash kept. It allocates nothing for a path that is clean.
+func cleanPath(p string) string {
+	np := path.Clean(p)
+	if strings.HasSuffix(p, "/") && np != "/" {
+		if len(p) == len(np)+1 && strings.HasPrefix(p, np) {
+			return p
+		}
+		return np + "/"
+	}
+	return np
 }
 
 // Handler serves the gateway: the REST API and the MCP endpoint at /mcp.

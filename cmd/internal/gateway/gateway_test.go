@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,3 +55,49 @@ func TestZeroConfig(t *testing.T) {
 	defer cancel()
 	gw.Run(ctx)
 }
+
+// TestAPIFirstRoutesAsTheMux holds the handler that serves the API's
+// clean paths without the ServeMux to the ServeMux itself: for paths of
+// the API, of the console, unclean ones and ones beside the console's,
+// with several methods, both answer with the same status, Location and
+// body.
+func TestAPIFirstRoutesAsTheMux(t *testing.T) {
+	gw, err := New(context.Background(), Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gw.Close()
+	front, ok := gw.Handler().(apiFirst)
+	if !ok {
+		t.Fatalf("Handler is a %T, want apiFirst", gw.Handler())
+	}
+	paths := []string{"/invoices/5105600101", "/invoices/5105600101/", "/invoices//5105600101", "/invoices/./5105600101",
+		"/a/../healthz", "/healthz", "/metrics", "/openapi.json", "/mcp", "/", "/docs", "/docs/", "/redoc", "/redoc/",
+		"/swagger-ui", "/swagger-ui/", "/swagger-ui/x", "/console", "/console/", "/console/runs", "/console/static/console.css",
+		"/consolex", "/console-x", "/documents", "/approvals", "/no/such/path", "/invoices/%2F"}
+	for _, p := range paths {
+		for _, method := range []string{http.MethodGet, http.MethodPost, http.MethodHead} {
+			run := func(h http.Handler) *httptest.ResponseRecorder {
+				w := httptest.NewRecorder()
+				h.ServeHTTP(w, httptest.NewRequest(method, "http://erpgate.test"+p, nil))
+				return w
+			}
+			got, want := run(front), run(front.mux)
+			// The request id differs between any two answers, and the
+			// metrics count the requests of the test.
+			body := func(w *httptest.ResponseRecorder) string {
+				if p == "/metrics" {
+					return ""
+				}
+				b := requestIDs.ReplaceAllString(w.Body.String(), "ID")
+				return b[:min(len(b), 300)]
+			}
+			if got.Code != want.Code || got.Header().Get("Location") != want.Header().Get("Location") || body(got) != body(want) {
+				t.Errorf("%s %s: %d %q %q, through the mux %d %q %q", method, p, got.Code, got.Header().Get("Location"),
+					body(got), want.Code, want.Header().Get("Location"), body(want))
+			}
+		}
+	}
+}
+
+var requestIDs = regexp.MustCompile(`[0-9a-f]{32}`)
