@@ -32,11 +32,11 @@ type dialect struct {
 	// idempotency keys (argument: the client), so that two claims cannot
 	// both pass the per-client cap. Empty: write transactions are serial.
 	lockClient string
-	// lazyCommitTx, run first in a transaction, lets its commit return
-	// before the log is on disk. lazyCommitOn and lazyCommitOff, run on
-	// the connection before and after a transaction, do the same where
-	// the setting cannot change within one. See inLazyTx.
-	lazyCommitTx, lazyCommitOn, lazyCommitOff string
+	// lazyCommitOn and lazyCommitOff, run on the connection before and
+	// after a transaction, let its commit return before the log is on
+	// disk, where the setting cannot change within a transaction (SQLite;
+	// PostgreSQL has a pool of its own for it). See inLazyTx.
+	lazyCommitOn, lazyCommitOff string
 	// writableWith: data-modifying statements may be joined into one in a
 	// WITH, each its own query.
 	writableWith bool
@@ -73,7 +73,6 @@ var (
 		lockMigrations:   "SELECT pg_advisory_lock($1)",
 		unlockMigrations: "SELECT pg_advisory_unlock($1)",
 		lockClient:       "SELECT pg_advisory_xact_lock(" + strconv.Itoa(clientLockSpace) + ", hashtext($1))",
-		lazyCommitTx:     "SET LOCAL synchronous_commit = off",
 		writableWith:     true,
 	}
 )

@@ -30,3 +30,7 @@ func AuditLimit(f AuditFilter) int { return pageLimit(f.Limit, defaultAudit, max
 
 // WriterDB returns the pool s writes through.
 func WriterDB(s Store) *sql.DB { return s.(*sqlStore).w }
+
+// LazyDB returns the pool of the claims' lazy commits, nil where there is
+// none (SQLite).
+func LazyDB(s Store) *sql.DB { return s.(*sqlStore).lazy }

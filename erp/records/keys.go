@@ -60,6 +60,31 @@ func (s *sqlStore) claimKey(ctx context.Context, tx *sql.Tx, k Key, now time.Tim
 		}
 		var won int64
 		switch {
+		case !found && opts.MaxPerClient > 0:
+			// One statement counts the client's live keys and inserts
+			// the new one while they are fewer than the cap; the count
+			// is the statement's own, taken after the client's lock.
+			if err := s.lockClientKeys(ctx, tx, k.Client); err != nil {
+				return KeyClaim{}, err
+			}
+			won, err = s.exec(ctx, tx, `INSERT INTO idempotency_keys (client, idem_key, operation, digest,
+				state, lease_until, created_at) SELECT ?, ?, ?, ?, 'in_flight', ?, ?
+				WHERE (SELECT COUNT(*) FROM idempotency_keys WHERE client = ?
+					AND (state = 'in_flight' OR expires_at IS NULL OR expires_at > ?)) < ?
+				ON CONFLICT (client, idem_key) DO NOTHING`,
+				k.Client, k.Key, k.Operation, k.Digest, s.d.timeArg(until), s.d.timeArg(now),
+				k.Client, s.d.timeArg(now), opts.MaxPerClient)
+			if err != nil {
+				return KeyClaim{}, err
+			}
+			if won == 1 {
+				return KeyClaim{State: KeyClaimed}, nil
+			}
+			// Nothing inserted: the cap, or a claim of the same key
+			// that came in between, which the next read finds.
+			if _, found, err := s.keyRow(ctx, tx, k.Client, k.Key); err != nil || !found {
+				return KeyClaim{State: KeyCapReached}, err
+			}
 		case !found || row.state == keyDone && row.expired(now):
 			if opts.MaxPerClient > 0 {
 				full, err := s.clientFull(ctx, tx, k.Client, now, opts.MaxPerClient)
@@ -123,15 +148,22 @@ func (s *sqlStore) keyRow(ctx context.Context, q querier, client, key string) (k
 	return r, err == nil, err
 }
 
+// lockClientKeys locks the client's keys for the transaction, on
+// PostgreSQL, so that concurrent claims of new keys count one after
+// another; SQLite's write transactions run one at a time.
+func (s *sqlStore) lockClientKeys(ctx context.Context, tx *sql.Tx, client string) error {
+	if s.d.lockClient == "" {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, s.d.lockClient, client)
+	return err
+}
+
 // clientFull says whether client holds max live keys at now: in flight, or
-// kept and not expired. On PostgreSQL it first locks the client's keys for
-// the transaction, so that concurrent claims of new keys count one after
-// another.
+// kept and not expired, counted under the client's lock.
 func (s *sqlStore) clientFull(ctx context.Context, tx *sql.Tx, client string, now time.Time, max int) (bool, error) {
-	if s.d.lockClient != "" {
-		if _, err := tx.ExecContext(ctx, s.d.lockClient, client); err != nil {
-			return false, err
-		}
+	if err := s.lockClientKeys(ctx, tx, client); err != nil {
+		return false, err
 	}
 	var n int
 	err := tx.QueryRowContext(ctx, s.d.rebind(`SELECT COUNT(*) FROM idempotency_keys WHERE client = ?

@@ -102,6 +102,13 @@ func open(ctx context.Context, rawURL string, opts Options) (*sqlStore, error) {
 	if s.w != s.db {
 		s.w.SetMaxOpenConns(1)
 	}
+	if s.lazy != nil {
+		// Claims are short: a quarter of the pool serves them.
+		n := max(1, maxConns/4)
+		s.lazy.SetMaxOpenConns(n)
+		s.lazy.SetMaxIdleConns(n)
+		s.lazy.SetConnMaxIdleTime(5 * time.Minute)
+	}
 	if err := s.connect(ctx, log); err != nil {
 		s.Close()
 		return nil, err
@@ -153,7 +160,12 @@ func openDB(rawURL string) (*sqlStore, error) {
 			return nil, err
 		}
 		db := stdlib.OpenDB(*cfg)
-		return &sqlStore{db: db, w: db, d: postgresDialect}, nil
+		lazyCfg := cfg.Copy()
+		if lazyCfg.RuntimeParams == nil {
+			lazyCfg.RuntimeParams = map[string]string{}
+		}
+		lazyCfg.RuntimeParams["synchronous_commit"] = "off"
+		return &sqlStore{db: db, w: db, lazy: stdlib.OpenDB(*lazyCfg), d: postgresDialect}, nil
 	case strings.HasPrefix(rawURL, "sqlite:"), !strings.Contains(rawURL, "://") && strings.HasSuffix(rawURL, ".db"):
 		file := strings.TrimPrefix(rawURL, "sqlite:")
 		if strings.HasPrefix(file, "//") {

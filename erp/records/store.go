@@ -21,7 +21,10 @@ type sqlStore struct {
 	// instead of each polling the file lock under busy_timeout, and only
 	// writers of other processes meet the lock.
 	db, w *sql.DB
-	d     *dialect
+	// lazy, on PostgreSQL, serves the transactions of inLazyTx: its
+	// connections commit without waiting for the disk. nil on SQLite.
+	lazy *sql.DB
+	d    *dialect
 }
 
 var _ Store = (*sqlStore)(nil)
@@ -42,6 +45,9 @@ func (s *sqlStore) Close() error {
 	err := s.db.Close()
 	if s.w != s.db {
 		err = errors.Join(err, s.w.Close())
+	}
+	if s.lazy != nil {
+		err = errors.Join(err, s.lazy.Close())
 	}
 	if err != nil {
 		return fmt.Errorf("records: close: %w", err)
@@ -101,15 +107,16 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // its dedupe key or by reading the invoice, as after any 5xx. A crash of
 // the gateway alone loses nothing.
 func (s *sqlStore) inLazyTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	if s.d.lazyCommitOn == "" {
-		return s.inTx(ctx, func(tx *sql.Tx) error {
-			if s.d.lazyCommitTx != "" {
-				if _, err := tx.ExecContext(ctx, s.d.lazyCommitTx); err != nil {
-					return err
-				}
-			}
-			return fn(tx)
-		})
+	if s.lazy != nil {
+		tx, err := s.lazy.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
 	}
 	conn, err := s.w.Conn(ctx)
 	if err != nil {

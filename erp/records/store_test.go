@@ -1710,6 +1710,14 @@ func testDurableAfterClaim(t *testing.T, s records.Store) {
 			t.Errorf("after claim %d: %s, want %s", i, got, want)
 		}
 	}
+	// On PostgreSQL the claims have a pool of their own, whose commits do
+	// not wait for the disk.
+	if lazy := records.LazyDB(s); s.Engine() == "postgres" {
+		var v string
+		if err := lazy.QueryRowContext(ctx, "SHOW synchronous_commit").Scan(&v); err != nil || v != "off" {
+			t.Errorf("the claims' pool: synchronous_commit %q, %v; want off", v, err)
+		}
+	}
 	// A claim that fails leaves the writer durable too.
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
