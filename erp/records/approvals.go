@@ -32,7 +32,9 @@ func (s *sqlStore) CreateApproval(ctx context.Context, a Approval, notify bool) 
 	a.RequestedAt = nowIfZero(a.RequestedAt)
 	a.DecidedAt = normTime(a.DecidedAt)
 	created := false
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
+	// Without a delivery to queue, the record is one insert (or, for a
+	// record made before, the read of it) and needs no transaction.
+	err := s.inTxFor(ctx, notify, func(tx querier) error {
 		id, ok, err := s.insertDeduped(ctx, tx, `INSERT INTO approvals (invoice_id, fiscal_year,
 			company_code, status, approver, proposed_action, justification, amount, currency,
 			requested_by, requested_at, decided_by, decision_reason, decided_at, dedupe)

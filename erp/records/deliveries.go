@@ -19,7 +19,7 @@ func scanDelivery(sc scanner) (Delivery, error) {
 
 // queueDelivery adds a delivery of kind for the record, due at, in the
 // transaction that writes the record.
-func (s *sqlStore) queueDelivery(ctx context.Context, tx *sql.Tx, kind, recordID string, at time.Time) error {
+func (s *sqlStore) queueDelivery(ctx context.Context, tx querier, kind, recordID string, at time.Time) error {
 	_, err := s.exec(ctx, tx, "INSERT INTO deliveries (kind, record_id, attempts, next_at) VALUES (?, ?, 0, ?)",
 		kind, recordID, s.d.timeArg(at))
 	return err

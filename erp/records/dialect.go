@@ -40,6 +40,9 @@ type dialect struct {
 	// writableWith: data-modifying statements may be joined into one in a
 	// WITH, each its own query.
 	writableWith bool
+	// claimNewKey: the schema has erpgate_claim_new_key, which claims a
+	// new key (and a lease) in one round trip.
+	claimNewKey bool
 }
 
 // migrationLockKey is the pg_advisory_lock key held while migrating: the
@@ -74,6 +77,7 @@ var (
 		unlockMigrations: "SELECT pg_advisory_unlock($1)",
 		lockClient:       "SELECT pg_advisory_xact_lock(" + strconv.Itoa(clientLockSpace) + ", hashtext($1))",
 		writableWith:     true,
+		claimNewKey:      true,
 	}
 )
 

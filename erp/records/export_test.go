@@ -34,3 +34,7 @@ func WriterDB(s Store) *sql.DB { return s.(*sqlStore).w }
 // LazyDB returns the pool of the claims' lazy commits, nil where there is
 // none (SQLite).
 func LazyDB(s Store) *sql.DB { return s.(*sqlStore).lazy }
+
+// ClientLockSpace is the first half of the advisory lock key of a client's
+// idempotency keys.
+const ClientLockSpace = clientLockSpace

@@ -36,7 +36,9 @@ func (s *sqlStore) CreateHandover(ctx context.Context, h Handover, notify bool) 
 		return Handover{}, false, opErr("create handover", err)
 	}
 	created := false
-	err = s.inTx(ctx, func(tx *sql.Tx) error {
+	// Without a delivery to queue, the record is one insert (or, for a
+	// record made before, the read of it) and needs no transaction.
+	err = s.inTxFor(ctx, notify, func(tx querier) error {
 		id, ok, err := s.insertDeduped(ctx, tx, `INSERT INTO handovers (invoice_id, queue, code, summary,
 			evidence, history, status, created_by, created_at, taken_by, taken_at, resolved_by,
 			resolved_at, note, dedupe)

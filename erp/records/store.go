@@ -72,6 +72,17 @@ func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...an
 	return res.RowsAffected()
 }
 
+// inTxFor runs fn in a transaction as inTx does when several statements
+// must commit together (several: true); else, for a write that is one
+// statement (and perhaps a read after it), on the writer without one,
+// which on PostgreSQL saves the round trips of BEGIN and COMMIT.
+func (s *sqlStore) inTxFor(ctx context.Context, several bool, fn func(q querier) error) error {
+	if several {
+		return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+	}
+	return fn(s.w)
+}
+
 // stmt is one statement, with ? placeholders, and its arguments.
 type stmt struct {
 	query string
@@ -349,8 +360,8 @@ func collect[T any](rows *sql.Rows, scan func(scanner) (T, error)) ([]T, error) 
 // returns the new id, or ok false when a row with the same dedupe was
 // there: then the caller reads that one. Two racing inserts of one dedupe
 // cannot both succeed, on either engine: the unique index decides.
-func (s *sqlStore) insertDeduped(ctx context.Context, tx *sql.Tx, query string, args ...any) (id int64, ok bool, err error) {
-	err = tx.QueryRowContext(ctx, s.d.rebind(query), args...).Scan(&id)
+func (s *sqlStore) insertDeduped(ctx context.Context, q querier, query string, args ...any) (id int64, ok bool, err error) {
+	err = q.QueryRowContext(ctx, s.d.rebind(query), args...).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}

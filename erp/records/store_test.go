@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -1151,7 +1152,19 @@ func testKeyCapConcurrent(t *testing.T, s records.Store) {
 		wg.Go(func() {
 			<-start
 			k := records.Key{Client: "c", Key: fmt.Sprint(i), Digest: "d"}
-			c, err := stores[i%2].ClaimKey(t.Context(), k, t0, records.KeyOptions{MaxPerClient: max})
+			opts := records.KeyOptions{MaxPerClient: max}
+			// Half claim as a write does (on PostgreSQL a new key's claim
+			// is one function call), half with ClaimKey's transaction: the
+			// two count under one lock.
+			var c records.KeyClaim
+			var err error
+			if i%4 < 2 {
+				var w records.WriteClaimed
+				w, err = stores[i%2].ClaimWrite(t.Context(), records.WriteClaim{Key: k, KeyOptions: opts}, t0)
+				c = w.Key
+			} else {
+				c, err = stores[i%2].ClaimKey(t.Context(), k, t0, opts)
+			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -1726,5 +1739,18 @@ func testDurableAfterClaim(t *testing.T, s records.Store) {
 	}
 	if got := durable(); got != want {
 		t.Errorf("after a failed claim: %s, want %s", got, want)
+	}
+}
+
+// TestClaimFunctionLocksAsTheStore: erpgate_claim_new_key takes the same
+// advisory lock of a client's keys as the store's transaction.
+func TestClaimFunctionLocksAsTheStore(t *testing.T) {
+	b, err := os.ReadFile("migrations/postgres/0004_claim_new_key.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("pg_advisory_xact_lock(%d, hashtext(p_client))", records.ClientLockSpace)
+	if !strings.Contains(string(b), want) {
+		t.Errorf("the claim function does not take %s", want)
 	}
 }

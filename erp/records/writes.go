@@ -51,6 +51,15 @@ type KeySettlement struct {
 // lease another call holds leaves the key claimed; the caller waits for
 // the lease with ClaimInvoice.
 func (s *sqlStore) ClaimWrite(ctx context.Context, c WriteClaim, now time.Time) (WriteClaimed, error) {
+	if s.d.claimNewKey {
+		out, ok, err := s.claimNewKey(ctx, c, now)
+		if err != nil {
+			return WriteClaimed{}, opErr("claim write", err)
+		}
+		if ok {
+			return out, nil
+		}
+	}
 	var out WriteClaimed
 	err := s.inLazyTx(ctx, func(tx *sql.Tx) error {
 		var err error
@@ -69,6 +78,49 @@ func (s *sqlStore) ClaimWrite(ctx context.Context, c WriteClaim, now time.Time) 
 		return WriteClaimed{}, opErr("claim write", err)
 	}
 	return out, nil
+}
+
+// claimNewKey claims c as ClaimWrite does when its key is new and under
+// the cap, in one round trip: the function erpgate_claim_new_key of the
+// PostgreSQL schema. ok false: the key has a row or the cap is reached,
+// and nothing was claimed.
+func (s *sqlStore) claimNewKey(ctx context.Context, c WriteClaim, now time.Time) (_ WriteClaimed, ok bool, _ error) {
+	now = normTime(now)
+	until := normTime(now.Add(leaseOrDefault(c.KeyOptions.Lease)))
+	var invoice, holder, op sql.NullString
+	var leaseUntil time.Time
+	if c.Lease != nil {
+		invoice = sql.NullString{String: c.Lease.InvoiceID, Valid: true}
+		holder = sql.NullString{String: c.Lease.Holder, Valid: true}
+		op = sql.NullString{String: c.Lease.Operation, Valid: true}
+		leaseUntil = normTime(now.Add(leaseOrDefault(c.LeaseFor)))
+	}
+	var (
+		claimed    bool
+		gotHolder  sql.NullString
+		gotOp      sql.NullString
+		takeovers  sql.NullInt64
+		gotLeaseTo time.Time
+	)
+	k := c.Key
+	err := s.lazy.QueryRowContext(ctx, `SELECT claimed, holder, operation, takeovers, lease_until
+		FROM erpgate_claim_new_key($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+		k.Client, k.Key, k.Operation, k.Digest, s.d.timeArg(now), s.d.timeArg(until), c.KeyOptions.MaxPerClient,
+		invoice, holder, op, s.d.timeArg(leaseUntil)).
+		Scan(&claimed, &gotHolder, &gotOp, &takeovers, timeCol{&gotLeaseTo})
+	if err != nil || !claimed {
+		return WriteClaimed{}, false, err
+	}
+	out := WriteClaimed{Key: KeyClaim{State: KeyClaimed}}
+	if c.Lease != nil {
+		out.LeaseTried = true
+		if gotHolder.String == c.Lease.Holder {
+			out.Lease = LeaseClaim{Claimed: true, TakenOver: takeovers.Int64 > 0}
+		} else {
+			out.Lease = LeaseClaim{Operation: gotOp.String, LeaseUntil: gotLeaseTo}
+		}
+	}
+	return out, true, nil
 }
 
 // Settle writes st's parts in one transaction. A key that is no longer in
