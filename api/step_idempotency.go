@@ -54,6 +54,9 @@ func (s *Server) idempotency(o operation, next callHandler) callHandler {
 			replay.setHeader("Idempotent-Replayed", "true")
 			return replay
 		}
+		// The call ends with its settlement, durable, before its answer
+		// leaves: what it writes before may commit without the disk.
+		c.r = r.WithContext(records.SettledLater(r.Context()))
 		settled := false
 		defer func() {
 			// A panic on the way is a 5xx: the key is given up, the

@@ -74,13 +74,40 @@ func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...an
 
 // inTxFor runs fn in a transaction as inTx does when several statements
 // must commit together (several: true); else, for a write that is one
-// statement (and perhaps a read after it), on the writer without one,
-// which on PostgreSQL saves the round trips of BEGIN and COMMIT.
+// statement (and perhaps a read after it), without one, which on
+// PostgreSQL saves the round trips of BEGIN and COMMIT. Such a write in a
+// call marked SettledLater commits without waiting for the disk, as a
+// claim does (see inLazyTx): the call's settlement puts it there before
+// anything of it is told.
 func (s *sqlStore) inTxFor(ctx context.Context, several bool, fn func(q querier) error) error {
-	if several {
+	switch {
+	case several:
 		return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+	case !settledLater(ctx):
+		return fn(s.w)
+	case s.lazy != nil:
+		return fn(s.lazy)
 	}
-	return fn(s.w)
+	return s.inLazyTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+}
+
+type settledLaterKey struct{}
+
+// SettledLater marks ctx as a write call's that ends with its Settle, a
+// durable commit, before its answer or anything else of it leaves the
+// gateway. Within it, a record the call creates that queues no webhook
+// (CreateApproval or CreateHandover without notify) commits without
+// waiting for the disk: were the machine to lose it before the
+// settlement, the call was never answered, and its retry makes it again.
+// A record that queues a webhook waits for the disk, since the outbox may
+// send it at once.
+func SettledLater(ctx context.Context) context.Context {
+	return context.WithValue(ctx, settledLaterKey{}, true)
+}
+
+func settledLater(ctx context.Context) bool {
+	v, _ := ctx.Value(settledLaterKey{}).(bool)
+	return v
 }
 
 // stmt is one statement, with ? placeholders, and its arguments.

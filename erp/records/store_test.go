@@ -1731,6 +1731,21 @@ func testDurableAfterClaim(t *testing.T, s records.Store) {
 			t.Errorf("the claims' pool: synchronous_commit %q, %v; want off", v, err)
 		}
 	}
+	// So does a record made within a call that settles later, without
+	// or with a webhook to queue.
+	for _, notify := range []bool{false, true} {
+		later := records.SettledLater(ctx)
+		got, created, err := s.CreateHandover(later, handover(fmt.Sprint("5105600", 200+len(fmt.Sprint(notify))), "ap"), notify)
+		if err != nil || !created {
+			t.Fatalf("CreateHandover in a call settled later (notify %v): %+v, %v", notify, got, err)
+		}
+		if back, err := s.Handover(ctx, got.ID); err != nil || back.InvoiceID != got.InvoiceID {
+			t.Errorf("the handover made in a call settled later: %+v, %v", back, err)
+		}
+		if d := durable(); d != want {
+			t.Errorf("after a record made in a call settled later (notify %v): %s, want %s", notify, d, want)
+		}
+	}
 	// A claim that fails leaves the writer durable too.
 	canceled, cancel := context.WithCancel(ctx)
 	cancel()
