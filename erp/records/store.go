@@ -124,7 +124,15 @@ func (st stmt) exec(ctx context.Context, s *sqlStore, q querier) (int64, error) 
 // inTx runs fn in a transaction, committed when fn returns nil. On SQLite
 // the transaction takes the write lock at its start.
 func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
+	return txOn(ctx, s.w, fn)
+}
+
+// txOn runs fn in a transaction begun on b, a pool or one of its
+// connections, committed when fn returns nil.
+func txOn(ctx context.Context, b interface {
+	BeginTx(context.Context, *sql.TxOptions) (*sql.Tx, error)
+}, fn func(tx *sql.Tx) error) error {
+	tx, err := b.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
@@ -146,15 +154,7 @@ func (s *sqlStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // the gateway alone loses nothing.
 func (s *sqlStore) inLazyTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.lazy != nil {
-		tx, err := s.lazy.BeginTx(ctx, nil)
-		if err != nil {
-			return err
-		}
-		if err := fn(tx); err != nil {
-			_ = tx.Rollback()
-			return err
-		}
-		return tx.Commit()
+		return txOn(ctx, s.lazy, fn)
 	}
 	conn, err := s.w.Conn(ctx)
 	if err != nil {
@@ -171,15 +171,7 @@ func (s *sqlStore) inLazyTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
 	}()
-	tx, err := conn.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return txOn(ctx, conn, fn)
 }
 
 // opErr names the operation that failed. The store's own errors pass as

@@ -1,6 +1,7 @@
 package records_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"testing"
@@ -39,49 +40,41 @@ func benchWritePath(b *testing.B, open func() records.Store) {
 		return k, l, records.AuditEntry{At: time.Now(), Client: "agent", Operation: "post_invoice", InvoiceID: l.InvoiceID,
 			ArgsDigest: "d", Outcome: "OK", RequestID: fmt.Sprint("r", i)}
 	}
-	b.Run("two transactions", func(b *testing.B) {
-		b.ReportAllocs()
-		s := open()
-		ctx := b.Context()
-		i := 0
-		for b.Loop() {
-			i++
-			k, l, e := call(i)
-			now := time.Now()
-			c, err := s.ClaimWrite(ctx, records.WriteClaim{Key: k, KeyOptions: opts, Lease: &l, LeaseFor: time.Minute}, now)
-			if err != nil || !c.Lease.Claimed {
-				b.Fatalf("claim: %+v, %v", c, err)
+	post := func(name string, write func(ctx context.Context, s records.Store, k records.Key, l records.InvoiceLease, e records.AuditEntry, now time.Time) error) {
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			s := open()
+			i := 0
+			for b.Loop() {
+				i++
+				k, l, e := call(i)
+				if err := write(b.Context(), s, k, l, e, time.Now()); err != nil {
+					b.Fatal(err)
+				}
 			}
-			if err := s.Settle(ctx, records.Settlement{Audit: &e, Lease: &l,
-				Key: &records.KeySettlement{Client: k.Client, Key: k.Key, Response: &resp, Expires: now.Add(time.Hour)}}); err != nil {
-				b.Fatal(err)
-			}
+		})
+	}
+	post("two transactions", func(ctx context.Context, s records.Store, k records.Key, l records.InvoiceLease, e records.AuditEntry, now time.Time) error {
+		c, err := s.ClaimWrite(ctx, records.WriteClaim{Key: k, KeyOptions: opts, Lease: &l, LeaseFor: time.Minute}, now)
+		if err != nil || !c.Lease.Claimed {
+			return fmt.Errorf("claim: %+v, %v", c, err)
 		}
+		return s.Settle(ctx, records.Settlement{Audit: &e, Lease: &l,
+			Key: &records.KeySettlement{Client: k.Client, Key: k.Key, Response: &resp, Expires: now.Add(time.Hour)}})
 	})
-	b.Run("five calls", func(b *testing.B) {
-		b.ReportAllocs()
-		s := open()
-		ctx := b.Context()
-		i := 0
-		for b.Loop() {
-			i++
-			k, l, e := call(i)
-			now := time.Now()
-			if c, err := s.ClaimKey(ctx, k, now, opts); err != nil || c.State != records.KeyClaimed {
-				b.Fatalf("claim key: %+v, %v", c, err)
-			}
-			if c, err := s.ClaimInvoice(ctx, l, now, time.Minute); err != nil || !c.Claimed {
-				b.Fatalf("claim invoice: %+v, %v", c, err)
-			}
-			if err := s.AppendAudit(ctx, e); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.CompleteKey(ctx, k.Client, k.Key, resp, now.Add(time.Hour)); err != nil {
-				b.Fatal(err)
-			}
-			if err := s.ReleaseInvoice(ctx, l.InvoiceID, l.Holder); err != nil {
-				b.Fatal(err)
-			}
+	post("five calls", func(ctx context.Context, s records.Store, k records.Key, l records.InvoiceLease, e records.AuditEntry, now time.Time) error {
+		if c, err := s.ClaimKey(ctx, k, now, opts); err != nil || c.State != records.KeyClaimed {
+			return fmt.Errorf("claim key: %+v, %v", c, err)
 		}
+		if c, err := s.ClaimInvoice(ctx, l, now, time.Minute); err != nil || !c.Claimed {
+			return fmt.Errorf("claim invoice: %+v, %v", c, err)
+		}
+		if err := s.AppendAudit(ctx, e); err != nil {
+			return err
+		}
+		if err := s.CompleteKey(ctx, k.Client, k.Key, resp, now.Add(time.Hour)); err != nil {
+			return err
+		}
+		return s.ReleaseInvoice(ctx, l.InvoiceID, l.Holder)
 	})
 }
