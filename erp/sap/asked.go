@@ -65,11 +65,9 @@ func purchaseOrderOf(id string) func(wirePurchaseOrder) (erp.PurchaseOrder, erro
 		if err := asked("purchase order", w.PurchaseOrder, id); err != nil {
 			return erp.PurchaseOrder{}, err
 		}
-		if w.Items != nil {
-			for _, it := range w.Items.Results {
-				if err := askedIfSet("purchase order", it.PurchaseOrder, id); err != nil {
-					return erp.PurchaseOrder{}, err
-				}
+		for _, it := range w.Items.Results {
+			if err := askedIfSet("purchase order", it.PurchaseOrder, id); err != nil {
+				return erp.PurchaseOrder{}, err
 			}
 		}
 		return w.toDomain()

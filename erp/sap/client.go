@@ -34,11 +34,13 @@ import (
 // Options configures a Client. The zero value is usable: every zero field
 // takes the default documented beside it.
 type Options struct {
-	// HTTPClient sends the requests. Default: a client with a cookie jar
-	// (the CSRF token is bound to the session cookie), dial, TLS handshake
-	// and response header timeouts, and redirects not followed. A client
-	// without a jar works too: the session cookies of the token fetch are
-	// then sent by hand.
+	// HTTPClient sends the requests: its Transport (http.DefaultTransport
+	// when nil), its Jar and its Timeout. Redirects are never followed,
+	// whatever its CheckRedirect says: from an OData API a redirect is a
+	// login page or a wrong path, never data. Default: a client with a
+	// cookie jar (the CSRF token is bound to the session cookie) and dial
+	// and TLS handshake timeouts. A client without a jar works too: the
+	// session cookies of the token fetch are then sent by hand.
 	HTTPClient *http.Client
 	// Runner runs every HTTP attempt. Default: retry.New(retry.Policy{}, nil).
 	Runner *retry.Runner
@@ -81,12 +83,16 @@ type Client struct {
 	// basicAuth is the Authorization header of Options.User and
 	// Options.Password, made once; nil without a user.
 	basicAuth []string
-	sapClient string
-	tokens    oauth2.TokenSource // nil without OAuth 2.0
-	maxPages  int
-	log       *slog.Logger
-	csrf      csrfCache
-	meta      metadataCache
+	// readHeader is the whole header of a read that sends nothing of its
+	// own, shared by those reads and never changed; nil with OAuth 2.0,
+	// whose token is a request's own.
+	readHeader http.Header
+	sapClient  string
+	tokens     oauth2.TokenSource // nil without OAuth 2.0
+	maxPages   int
+	log        *slog.Logger
+	csrf       csrfCache
+	meta       metadataCache
 }
 
 var _ erp.Client = (*Client)(nil)
@@ -124,6 +130,10 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(opts.TLS)
+	} else {
+		hc := *c.http // a copy: the caller's client is left as it is
+		hc.CheckRedirect = noRedirect
+		c.http = &hc
 	}
 	if c.runner == nil {
 		c.runner = retry.New(retry.Policy{}, nil)
@@ -140,6 +150,12 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if opts.User != "" {
 		// As http.Request.SetBasicAuth writes it.
 		c.basicAuth = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(opts.User+":"+opts.Password))}
+	}
+	if c.tokens == nil {
+		c.readHeader = http.Header{"Accept": mediaJSON, "Accept-Encoding": encodingGzip}
+		if c.basicAuth != nil {
+			c.readHeader["Authorization"] = c.basicAuth
+		}
 	}
 	return c, nil
 }

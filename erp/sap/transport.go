@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -72,25 +73,15 @@ func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, erro
 	})
 	// A not-found is an answer: it comes back as it is, not wrapped in
 	// the runner's *retry.Error.
-	var nf *erp.NotFoundError
-	if errors.As(err, &nf) {
+	if nf, ok := errors.AsType[*erp.NotFoundError](err); ok {
 		return rep, nf
 	}
 	return rep, err
 }
 
-func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (reply, error) {
-	var body io.Reader
-	if r.body != nil {
-		body = bytes.NewReader(r.body)
-	}
-	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
-	if err != nil {
-		return reply{}, r.upstream(0, func(up *erp.UpstreamError) {
-			up.Text = "cannot build request"
-			up.Err = err
-		})
-	}
+// header gives req the header of r: what every request has, r's own, the
+// gateway's credentials and, without a jar, r's cookies.
+func (c *Client) header(ctx, actx context.Context, req *http.Request, r request) error {
 	// Shared values: a request's header is only ever Set, never
 	// appended to in place.
 	req.Header["Accept"] = mediaJSON
@@ -108,16 +99,88 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	if err := c.authorize(req); err != nil {
 		up := r.authError(ctx, actx, err)
 		c.logAttempt(ctx, r, 0, time.Now(), up)
-		return reply{}, up
+		return up
 	}
 	if c.http.Jar == nil {
 		for _, ck := range r.cookies {
 			req.AddCookie(ck)
 		}
 	}
+	return nil
+}
+
+// send sends req as http.Client.Do does when it follows no redirect: the
+// jar's cookies on the request and the answer's back into the jar, errors
+// as *url.Error. It goes to the transport itself, without Do's
+// bookkeeping for redirects (a copy of the request's header and URL and a
+// closure on every request), unless the client has a Timeout, which Do
+// keeps.
+func (c *Client) send(req *http.Request) (*http.Response, error) {
+	if c.http.Timeout > 0 {
+		return c.http.Do(req)
+	}
+	if c.http.Jar != nil {
+		if cks := c.http.Jar.Cookies(req.URL); len(cks) > 0 {
+			// On a copy: the header may be one that requests share.
+			req.Header = req.Header.Clone()
+			for _, ck := range cks {
+				req.AddCookie(ck)
+			}
+		}
+	}
+	rt := c.http.Transport
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if err == nil && resp == nil {
+		err = errors.New("http: RoundTripper returned a nil *Response with a nil error")
+	}
+	if err != nil {
+		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: req.URL.Redacted(), Err: err}
+	}
+	if resp.Body == nil {
+		resp.Body = http.NoBody
+	}
+	if c.http.Jar != nil {
+		if rc := resp.Cookies(); len(rc) > 0 {
+			c.http.Jar.SetCookies(req.URL, rc)
+		}
+	}
+	return resp, nil
+}
+
+// urlErrorOp is the Op of a *url.Error as http.Client names it: "Get",
+// "Post", "Patch" (the client's methods are all ASCII).
+func urlErrorOp(method string) string {
+	if method == "" {
+		return "Get"
+	}
+	return method[:1] + strings.ToLower(method[1:])
+}
+
+func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (reply, error) {
+	var body io.Reader
+	if r.body != nil {
+		body = bytes.NewReader(r.body)
+	}
+	req, err := http.NewRequestWithContext(actx, r.method, r.url, body)
+	if err != nil {
+		return reply{}, r.upstream(0, func(up *erp.UpstreamError) {
+			up.Text = "cannot build request"
+			up.Err = err
+		})
+	}
+	if c.readHeader != nil && r.body == nil && r.header == nil && (c.http.Jar != nil || len(r.cookies) == 0) {
+		// A plain read: the client's one header, which nothing changes in
+		// place (send copies it before it adds the jar's cookies).
+		req.Header = c.readHeader
+	} else if err := c.header(ctx, actx, req, r); err != nil {
+		return reply{}, err
+	}
 
 	start := time.Now()
-	resp, err := c.http.Do(req)
+	resp, err := c.send(req)
 	if err != nil {
 		up := r.transportError(ctx, actx, err)
 		markConfigTransport(ctx, up, err)

@@ -288,21 +288,21 @@ type results[T any] struct {
 // cloud $metadata declares all three, the on-premise one ReverseDocument
 // and IsReversal.
 type wireInvoice struct {
-	SupplierInvoice               string                       `json:"SupplierInvoice"`
-	FiscalYear                    string                       `json:"FiscalYear"`
-	CompanyCode                   string                       `json:"CompanyCode"`
-	DocumentDate                  sapDate                      `json:"DocumentDate"`
-	PostingDate                   sapDate                      `json:"PostingDate"`
-	InvoicingParty                string                       `json:"InvoicingParty"`
-	SupplierInvoiceIDByInvcgParty string                       `json:"SupplierInvoiceIDByInvcgParty"`
-	DocumentCurrency              string                       `json:"DocumentCurrency"`
-	InvoiceGrossAmount            sapDecimal                   `json:"InvoiceGrossAmount"`
-	SupplierInvoiceStatus         string                       `json:"SupplierInvoiceStatus"`
-	PaymentBlockingReason         string                       `json:"PaymentBlockingReason"`
-	ReverseDocument               string                       `json:"ReverseDocument"`
-	IsReversed                    bool                         `json:"IsReversed"`
-	IsReversal                    bool                         `json:"IsReversal"`
-	Items                         *results[wireInvoiceItemRef] `json:"to_SuplrInvcItemPurOrdRef"`
+	SupplierInvoice               string                      `json:"SupplierInvoice"`
+	FiscalYear                    string                      `json:"FiscalYear"`
+	CompanyCode                   string                      `json:"CompanyCode"`
+	DocumentDate                  sapDate                     `json:"DocumentDate"`
+	PostingDate                   sapDate                     `json:"PostingDate"`
+	InvoicingParty                string                      `json:"InvoicingParty"`
+	SupplierInvoiceIDByInvcgParty string                      `json:"SupplierInvoiceIDByInvcgParty"`
+	DocumentCurrency              string                      `json:"DocumentCurrency"`
+	InvoiceGrossAmount            sapDecimal                  `json:"InvoiceGrossAmount"`
+	SupplierInvoiceStatus         string                      `json:"SupplierInvoiceStatus"`
+	PaymentBlockingReason         string                      `json:"PaymentBlockingReason"`
+	ReverseDocument               string                      `json:"ReverseDocument"`
+	IsReversed                    bool                        `json:"IsReversed"`
+	IsReversal                    bool                        `json:"IsReversal"`
+	Items                         results[wireInvoiceItemRef] `json:"to_SuplrInvcItemPurOrdRef"`
 }
 
 // wireInvoiceItemRef is an A_SuplrInvcItemPurOrdRef.
@@ -337,7 +337,7 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 		SAPStatus:    w.SupplierInvoiceStatus,
 		PaymentBlock: w.PaymentBlockingReason,
 	}
-	if w.Items != nil {
+	if w.Items.Results != nil {
 		inv.Lines = make([]erp.InvoiceLine, 0, len(w.Items.Results))
 		for _, it := range w.Items.Results {
 			inv.Lines = append(inv.Lines, erp.InvoiceLine{
@@ -355,12 +355,12 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 
 // wirePurchaseOrder is an A_PurchaseOrder.
 type wirePurchaseOrder struct {
-	PurchaseOrder                  string               `json:"PurchaseOrder"`
-	Supplier                       string               `json:"Supplier"`
-	CompanyCode                    string               `json:"CompanyCode"`
-	DocumentCurrency               string               `json:"DocumentCurrency"`
-	PurchasingDocumentDeletionCode string               `json:"PurchasingDocumentDeletionCode"`
-	Items                          *results[wirePOItem] `json:"to_PurchaseOrderItem"`
+	PurchaseOrder                  string              `json:"PurchaseOrder"`
+	Supplier                       string              `json:"Supplier"`
+	CompanyCode                    string              `json:"CompanyCode"`
+	DocumentCurrency               string              `json:"DocumentCurrency"`
+	PurchasingDocumentDeletionCode string              `json:"PurchasingDocumentDeletionCode"`
+	Items                          results[wirePOItem] `json:"to_PurchaseOrderItem"`
 }
 
 // wirePOItem is an A_PurchaseOrderItem.
@@ -392,7 +392,7 @@ func (w wirePurchaseOrder) toDomain() (erp.PurchaseOrder, error) {
 		Currency:     w.DocumentCurrency,
 		DeletionCode: w.PurchasingDocumentDeletionCode,
 	}
-	if w.Items != nil {
+	if w.Items.Results != nil {
 		po.Items = make([]erp.POItem, 0, len(w.Items.Results))
 		for _, it := range w.Items.Results {
 			cur := it.DocumentCurrency
