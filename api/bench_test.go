@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strconv"
 	"testing"
 	"time"
@@ -240,6 +242,40 @@ func BenchmarkWriteError(b *testing.B) {
 // answer. It counts what net/http costs the gateway besides its own code;
 // the client and the ERP allocate next to nothing.
 func BenchmarkProxiedReadOverSockets(b *testing.B) {
+	erpURL := replayERP(b, recordedAnswer(b))
+	metrics := api.NewMetrics()
+	client, err := sap.New(erpURL, sap.Options{Runner: retry.New(retry.Policy{}, metrics)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv, err := api.NewServer(api.Options{ERP: client, Records: testRecords(b), Metrics: metrics, Logger: benchLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchOverSockets(b, srv, "GET /invoices/5105600101 HTTP/1.1\r\nHost: erpgate\r\n\r\n")
+}
+
+// BenchmarkGoProxyOverSockets is the floor under
+// BenchmarkProxiedReadOverSockets: net/http/httputil's ReverseProxy alone,
+// with the transport cmd/loadbench/goproxy gives it, forwarding the same
+// read to the same replaying ERP. Its client asks for gzip, as Go's HTTP
+// client does, so that the proxy passes the ERP's answer on as it came.
+func BenchmarkGoProxyOverSockets(b *testing.B) {
+	erpURL := replayERP(b, recordedAnswer(b))
+	u, err := url.Parse(erpURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(u)
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	transport.MaxIdleConns, transport.MaxIdleConnsPerHost = 128, 128
+	proxy.Transport = transport
+	benchOverSockets(b, proxy, "GET /invoices/5105600101 HTTP/1.1\r\nHost: erpgate\r\nAccept-Encoding: gzip\r\n\r\n")
+}
+
+// recordedAnswer is the simulator's HTTP answer to the SAP client's read
+// of invoice 5105600101, as bytes on the wire.
+func recordedAnswer(b *testing.B) []byte {
 	rec := recordSim(b, "5105600101")
 	var answer bytes.Buffer
 	fmt.Fprintf(&answer, "HTTP/1.1 %d %s\r\n", rec.status, http.StatusText(rec.status))
@@ -250,18 +286,14 @@ func BenchmarkProxiedReadOverSockets(b *testing.B) {
 	}
 	fmt.Fprintf(&answer, "Content-Length: %d\r\n\r\n", len(rec.body))
 	answer.Write(rec.body)
-	erpURL := replayERP(b, answer.Bytes())
+	return answer.Bytes()
+}
 
-	metrics := api.NewMetrics()
-	client, err := sap.New(erpURL, sap.Options{Runner: retry.New(retry.Policy{}, metrics)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	srv, err := api.NewServer(api.Options{ERP: client, Records: testRecords(b), Metrics: metrics, Logger: benchLogger()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ts := httptest.NewServer(srv)
+// benchOverSockets serves h on a loopback listener and sends it request
+// one after the other on one keep-alive connection, each answer a 200
+// with a Content-Length read whole.
+func benchOverSockets(b *testing.B, h http.Handler, request string) {
+	ts := httptest.NewServer(h)
 	b.Cleanup(ts.Close)
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
 	if err != nil {
@@ -269,7 +301,7 @@ func BenchmarkProxiedReadOverSockets(b *testing.B) {
 	}
 	b.Cleanup(func() { conn.Close() })
 	r := bufio.NewReaderSize(conn, 64<<10)
-	req := []byte("GET /invoices/5105600101 HTTP/1.1\r\nHost: erpgate\r\n\r\n")
+	req := []byte(request)
 	body := make([]byte, 64<<10)
 	read := func() {
 		if _, err := conn.Write(req); err != nil {
