@@ -62,8 +62,7 @@ func Map(err error) *Error {
 		}
 		return e
 	}
-	var named *Error
-	if errors.As(err, &named) {
+	if named, ok := errors.AsType[*Error](err); ok {
 		return named
 	}
 	e := mapErr(err)
@@ -74,39 +73,28 @@ func Map(err error) *Error {
 }
 
 func mapErr(err error) *Error {
-	var (
-		named    *Error
-		nf       *erp.NotFoundError
-		blocked  *erp.SupplierBlockedError
-		closed   *erp.POClosedError
-		grm      *erp.GRMissingError
-		dup      *erp.DuplicateInvoiceError
-		missing  *erp.ApprovalMissingError
-		noAppr   *erp.NoApproverError
-		refused  *erp.DecisionRefusedError
-		posted   *erp.InvoicePostedError
-		unparked *erp.InvoiceNotParkedError
-		upstream *erp.UpstreamError
-		call     *retry.Error
-	)
-	switch {
-	case errors.As(err, &named):
+	if named, ok := errors.AsType[*Error](err); ok {
 		return named
-	case errors.As(err, &nf):
+	}
+	if nf, ok := errors.AsType[*erp.NotFoundError](err); ok {
 		return notFound(nf)
-	case errors.As(err, &blocked):
+	}
+	if blocked, ok := errors.AsType[*erp.SupplierBlockedError](err); ok {
 		return New(SupplierNotFound,
 			fmt.Sprintf("Supplier %s cannot be invoiced: %s in the supplier master. Route to master data.",
 				blocked.SupplierID, strings.ReplaceAll(blocked.Reason, "_", " ")),
 			map[string]any{"supplier_id": blocked.SupplierID, "reason": blocked.Reason}).Route("")
-	case errors.As(err, &closed):
+	}
+	if closed, ok := errors.AsType[*erp.POClosedError](err); ok {
 		return New(POClosed,
 			fmt.Sprintf("Purchase order %s item %s is closed (%s). Route to procurement.",
 				closed.POID, closed.Item, strings.ReplaceAll(closed.Reason, "_", " ")),
 			map[string]any{"po_id": closed.POID, "item": closed.Item, "reason": closed.Reason})
-	case errors.As(err, &grm):
+	}
+	if grm, ok := errors.AsType[*erp.GRMissingError](err); ok {
 		return grMissing(grm.POID, grm.Item)
-	case errors.As(err, &dup):
+	}
+	if dup, ok := errors.AsType[*erp.DuplicateInvoiceError](err); ok {
 		d := map[string]any{"invoice_id": dup.InvoiceID}
 		msg := fmt.Sprintf("Invoice %s duplicates an invoice already in the ERP. Route to the AP team; do not reject it.", dup.InvoiceID)
 		if dup.DuplicateOf != "" {
@@ -118,31 +106,39 @@ func mapErr(err error) *Error {
 			d["supplier_id"], d["supplier_ref"] = dup.SupplierID, dup.SupplierRef
 		}
 		return New(DuplicateInvoice, msg, d)
-	case errors.As(err, &missing):
+	}
+	if missing, ok := errors.AsType[*erp.ApprovalMissingError](err); ok {
 		return approvalMissing(missing)
-	case errors.As(err, &noAppr):
+	}
+	if noAppr, ok := errors.AsType[*erp.NoApproverError](err); ok {
 		return New(ApproverNotFound,
 			fmt.Sprintf("The approval routing has no approver for invoice %s at this amount. Route to the AP lead.", noAppr.InvoiceID),
 			map[string]any{"invoice_id": noAppr.InvoiceID})
-	case errors.As(err, &refused):
+	}
+	if refused, ok := errors.AsType[*erp.DecisionRefusedError](err); ok {
 		return decisionRefused(refused)
-	case errors.As(err, &unparked):
+	}
+	if unparked, ok := errors.AsType[*erp.InvoiceNotParkedError](err); ok {
 		return New(InvalidRequest,
 			fmt.Sprintf("Invoice %s is %s in the ERP: nothing to post or hold. Do not repeat; hand it over to ap_queue.",
 				unparked.InvoiceID, unparked.Status),
 			map[string]any{"invoice_id": unparked.InvoiceID, "reason": string(unparked.Status), "sap_status": unparked.SAPStatus}).Route(QueueAP)
-	case errors.As(err, &posted):
+	}
+	if posted, ok := errors.AsType[*erp.InvoicePostedError](err); ok {
 		return New(InvalidRequest,
 			fmt.Sprintf("Invoice %s is already posted, so this step no longer applies to it. Do not repeat it.", posted.InvoiceID),
 			map[string]any{"invoice_id": posted.InvoiceID, "reason": "already_posted"})
-	case errors.As(err, &upstream):
-		errors.As(err, &call)
+	}
+	call, _ := errors.AsType[*retry.Error](err)
+	if upstream, ok := errors.AsType[*erp.UpstreamError](err); ok {
 		return fromUpstream(upstream, call)
-	case errors.As(err, &call) && call.BreakerOpen:
+	}
+	if call != nil && call.BreakerOpen {
 		e := unavailable(erp.Service(call.Service), seconds(call.RetryAfter), call.Attempts)
 		e.Details["breaker"] = "open"
 		return e
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+	}
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return unavailable("", defaultRetryAfter, -1)
 	}
 	return New(Internal, internalMessage, nil)

@@ -10,26 +10,18 @@ import (
 // fromRefusal names the gateway's own refusals of a call; ok is false for
 // an error that is none of them.
 func fromRefusal(err error) (e *Error, ok bool) {
-	var (
-		unauth  refusal.Unauthenticated
-		scope   refusal.ScopeMissing
-		rate    refusal.RateLimited
-		reused  refusal.KeyReused
-		busy    refusal.InFlight
-		store   refusal.StoreUnavailable
-		limit   refusal.Limit
-		againNF refusal.NotFoundAgain
-	)
-	switch {
-	case errors.As(err, &againNF):
+	if againNF, ok := errors.AsType[refusal.NotFoundAgain](err); ok {
 		return notFoundAgain(againNF), true
-	case errors.As(err, &unauth):
+	}
+	if unauth, ok := errors.AsType[refusal.Unauthenticated](err); ok {
 		return unauthenticated(unauth), true
-	case errors.As(err, &scope):
+	}
+	if scope, ok := errors.AsType[refusal.ScopeMissing](err); ok {
 		return New(ScopeMissing,
 			fmt.Sprintf("This client lacks the %q scope for %s. A person must grant it; hand the step over.", scope.Scope, scope.Operation),
 			map[string]any{"scope": scope.Scope, "operation": scope.Operation}), true
-	case errors.As(err, &rate):
+	}
+	if rate, ok := errors.AsType[refusal.RateLimited](err); ok {
 		if rate.Reason == refusal.RateKeysCap {
 			return New(RateLimited,
 				fmt.Sprintf("This client holds %d idempotency keys, its cap. Reuse a repeated call's key; new keys pass as old expire.", rate.Cap),
@@ -43,12 +35,15 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		return New(RateLimited,
 			fmt.Sprintf("This client has made more calls than its rate limit allows. Wait %d s, then go on; do not retry at once.", rate.RetryAfter),
 			map[string]any{"retry_after_s": rate.RetryAfter}), true
-	case errors.As(err, &reused):
+	}
+	if _, ok := errors.AsType[refusal.KeyReused](err); ok {
 		return New(IdempotencyKeyReused,
 			"This idempotency key was used for a call with other arguments. Use a new key for a new call.", nil), true
-	case errors.As(err, &busy):
+	}
+	if busy, ok := errors.AsType[refusal.InFlight](err); ok {
 		return inFlight(busy), true
-	case errors.As(err, &store):
+	}
+	if store, ok := errors.AsType[refusal.StoreUnavailable](err); ok {
 		if store.Which == refusal.StoreRecords {
 			return New(Internal, "The gateway cannot reach its records database, so it takes no write. Escalate.",
 				map[string]any{"reason": "records_unavailable", "engine": store.Engine}), true
@@ -56,7 +51,8 @@ func fromRefusal(err error) (e *Error, ok bool) {
 		return New(Internal,
 			"The gateway cannot reach its run-state store to enforce loop limits; nothing was sent to the ERP. Escalate.",
 			map[string]any{"reason": "run_state_unavailable"}), true
-	case errors.As(err, &limit):
+	}
+	if limit, ok := errors.AsType[refusal.Limit](err); ok {
 		return runLimit(limit), true
 	}
 	return nil, false
