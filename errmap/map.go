@@ -54,14 +54,14 @@ func Map(err error) *Error {
 	if err == nil {
 		return nil
 	}
-	// An error that is already named, wrapped or not, is returned as it
-	// is: made the cause of itself, unwrapping it would never end.
 	if e, ok := fromRefusal(err); ok {
 		if e.Cause == nil {
 			e.Cause = err
 		}
 		return e
 	}
+	// An error that is already named, wrapped or not, is returned as it
+	// is: made the cause of itself, unwrapping it would never end.
 	if named, ok := errors.AsType[*Error](err); ok {
 		return named
 	}
@@ -72,10 +72,8 @@ func Map(err error) *Error {
 	return e
 }
 
+// mapErr names an error that is neither a refusal nor named already.
 func mapErr(err error) *Error {
-	if named, ok := errors.AsType[*Error](err); ok {
-		return named
-	}
 	if nf, ok := errors.AsType[*erp.NotFoundError](err); ok {
 		return notFound(nf)
 	}
