@@ -15,7 +15,7 @@ const base = env('BASE');
 const agentKey = env('AGENT_KEY');
 const personKey = env('PERSON_KEY');
 const approveID = env('APPROVE_ID');
-const rejectID = env('REJECT_ID');
+const supersededID = env('SUPERSEDED_ID');
 const handover102 = env('HANDOVER_102');
 const handover103 = env('HANDOVER_103');
 const shots = process.env.SCREENSHOTS || '';
@@ -114,21 +114,22 @@ async function text(page) {
   await Promise.all([page.waitForNavigation(), page.click('text=Take this handover')]);
   check((await page.locator('#handover-status').innerText()) === 'taken', 'the person takes the handover');
 
-  // Approve the pending approval, reject the other.
+  // The superseded proposal cannot be decided; approve the pending one.
+  await page.goto(`${base}/console/approvals?status=superseded`);
+  const superseded = page.locator(`section[aria-labelledby="approval-${supersededID}"]`);
+  check((await superseded.locator('dd a').last().innerText()) === approveID, `${supersededID} shows it was superseded by ${approveID}`);
+  check((await superseded.locator('form').count()) === 0, `${supersededID} offers no decision`);
+  await audit(page, 'approvals-superseded');
   await page.click('nav >> text=Approvals');
   body = await text(page);
   check(body.includes(approveID) && body.includes('13500.00 EUR') && body.includes('accept_variance') &&
-    body.includes('raw-material surcharge') && body.includes('agent'),
-  'the pending approval shows invoice, amount, proposed action, justification and requester');
+    body.includes('raw-material surcharge') && body.includes('agent') && !body.includes(supersededID),
+  'the pending approval shows invoice, amount, proposed action, justification and requester, and only it');
   await audit(page, 'approvals');
   await page.fill(`#reason-${approveID}`, 'Surcharge confirmed with the supplier.');
   await Promise.all([page.waitForNavigation(),
     page.click(`section[aria-labelledby="approval-${approveID}"] button[value=approve]`)]);
   check((await page.locator('.flash').innerText()).includes(`${approveID} approved`), `${approveID} approved in the browser`);
-  await page.fill(`#reason-${rejectID}`, 'The variance must be documented; not posting as invoiced.');
-  await Promise.all([page.waitForNavigation(),
-    page.click(`section[aria-labelledby="approval-${rejectID}"] button[value=reject]`)]);
-  check((await page.locator('.flash').innerText()).includes(`${rejectID} rejected`), `${rejectID} rejected in the browser`);
 
   // The agent now posts 5105600102 with the approval.
   const post = await fetch(`${base}/invoices/5105600102/post`, {
@@ -139,9 +140,9 @@ async function text(page) {
   check(post.status === 200 && posted.status === 'posted', `post_invoice succeeds after the approval: ${JSON.stringify(posted)}`);
   const refused = await fetch(`${base}/invoices/5105600102/post`, {
     method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ approval_id: rejectID }),
+    body: JSON.stringify({ approval_id: supersededID }),
   });
-  check(refused.status !== 200 || (await refused.json()).already_posted === true, 'the rejected approval posts nothing new');
+  check(refused.status !== 200 || (await refused.json()).already_posted === true, 'the superseded approval posts nothing new');
 
   // The person resolves the handover; the note goes to the audit log.
   await page.goto(`${base}/console/handovers/${handover102}`);
@@ -151,9 +152,21 @@ async function text(page) {
   body = await text(page);
   check(body.includes('resolve_handover') && body.includes('the agent posted the invoice'), 'the audit log shows the note');
 
+  // The invoice's case, from the handover: posted, with its history.
+  await page.click('main dd a[href="/console/cases/5105600102"]');
+  check(page.url() === `${base}/console/cases/5105600102`, 'the handover links to the case of 5105600102');
+  check((await page.locator('#case-state').innerText()) === 'posted', 'the case of 5105600102 is posted');
+  body = await text(page);
+  check(['approval.superseded', 'hold.placed', 'handover.created', 'approval.decided', 'hold.released', 'invoice.posted',
+    'handover.resolved', 'run-0102'].every((s) => body.includes(s)), 'the case history tells what happened, with the run');
+  await audit(page, 'case');
+
   await page.click('nav >> text=Holds');
-  check((await text(page)).includes('4500018822'), 'the holds page shows the goods receipt awaited');
+  body = await text(page);
+  check(body.includes('4500018822') && body.includes('5105600105'), 'the holds page shows the goods receipt awaited');
   await audit(page, 'holds');
+  await page.goto(`${base}/console/holds?status=released`);
+  check((await text(page)).includes('5105600102'), 'the hold of 5105600102 ended with the decision');
   await page.goto(`${base}/console/runs?run_id=run-0102`);
   body = await text(page);
   check(body.includes('request_approval') && body.includes('APPROVAL_MISSING'), 'the runs page shows run-0102 in order');

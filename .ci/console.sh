@@ -3,11 +3,13 @@
 # through playwright-core (npm), with the flags that keep Chromium off the
 # network, against a freshly built gateway and its embedded simulated ERP.
 # An agent (curl, with its API key) walks the golden set's pending path of
-# 5105600102 (TOLERANCE_EXCEEDED, approval pending, post refused, handed
-# over) and the README's run-0042; then a person, in the browser only,
-# signs in, finds both handovers with their errors, takes the first,
-# approves the pending approval and rejects another, after which the
-# agent's post_invoice succeeds, and resolves the handover. An agent's key
+# 5105600102 (TOLERANCE_EXCEEDED, a first proposal superseded by a second,
+# approval pending, post refused, held until the decision, handed over) and
+# the README's run-0042; then a person, in the browser only, signs in,
+# finds both handovers with their errors, takes the first, sees the
+# superseded approval without a decision form and approves the pending
+# one, after which the agent's post_invoice succeeds, resolves the
+# handover, and reads the invoice's case with its history. An agent's key
 # cannot sign in and a form without its CSRF token is refused. axe-core
 # checks every page: no serious or critical violations.
 # CONSOLE_SCREENSHOTS=DIR saves a PNG of each page into DIR (the README's
@@ -70,16 +72,19 @@ ho_103=$(agent POST /handovers '{"invoice_id":"5105600103","code":"PO_NOT_FOUND"
 expect 200 "hand over 5105600103"
 
 agent POST /invoices/5105600102/three-way-match "" run-0102 | grep -q '"TOLERANCE_EXCEEDED"' || fail "5105600102 is not TOLERANCE_EXCEEDED"
-approve_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"accept_variance","justification":"Unit price 135.00 is 8 % over the PO price 125.00; supplier cites a raw-material surcharge."}' run-0102 | field approval_id)
-expect 200 "request_approval accept_variance"
-agent POST /invoices/5105600102/post "{\"approval_id\":\"$approve_id\"}" run-0102 | grep -q '"reason":"pending"' || fail "post before the decision is not APPROVAL_MISSING pending"
-reject_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"post_as_invoiced","justification":"Post at the invoiced price without a variance note."}' run-0102 | field approval_id)
+superseded_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"post_as_invoiced","justification":"Post at the invoiced price without a variance note."}' run-0102 | field approval_id)
 expect 200 "request_approval post_as_invoiced"
+approve_id=$(agent POST /invoices/5105600102/approvals '{"proposed_action":"accept_variance","justification":"Unit price 135.00 is 8 % over the PO price 125.00; supplier cites a raw-material surcharge."}' run-0102 | field approval_id)
+expect 200 "request_approval accept_variance (supersedes $superseded_id)"
+agent POST /invoices/5105600102/post "{\"approval_id\":\"$approve_id\"}" run-0102 | grep -q '"reason":"pending"' || fail "post before the decision is not APPROVAL_MISSING pending"
+agent POST /invoices/5105600102/hold "{\"reason\":\"Approval $approve_id is pending a person's decision.\"}" run-0102 | grep -q "\"approval_id\":\"$approve_id\"" ||
+  fail "the hold of 5105600102 does not wait for $approve_id"
+expect 200 "hold 5105600102"
 ho_102=$(agent POST /handovers '{"invoice_id":"5105600102","code":"TOLERANCE_EXCEEDED","summary":"Unit price 8 % over the PO; approval pending with ap_manager, posting refused until it is decided.","evidence":["Three-way match: unit price 135.00 EUR against 125.00 EUR on the PO","Supplier cites a raw-material surcharge"]}' run-0102 | field handover_id)
 expect 200 "hand over 5105600102"
 agent POST /invoices/5105600105/hold "{\"reason\":\"No goods receipt yet for PO 4500018822 item 20\",\"recheck_at\":\"$(date -u -d '+1 day' +%Y-%m-%dT%H:%M:%SZ)\"}" >/dev/null
 expect 200 "hold 5105600105"
-echo "handovers $ho_103 $ho_102, approvals $approve_id (to approve) $reject_id (to reject)"
+echo "handovers $ho_103 $ho_102, approvals $approve_id (to approve) $superseded_id (superseded)"
 
 echo "--- console: the person's walk in Chromium"
 screenshots=""
@@ -87,7 +92,7 @@ if [ -n "${CONSOLE_SCREENSHOTS:-}" ]; then
   mkdir -p "$CONSOLE_SCREENSHOTS"
   screenshots=$(cd "$CONSOLE_SCREENSHOTS" && pwd)
 fi
-BASE=$base AGENT_KEY=$agent_key PERSON_KEY=$person_key APPROVE_ID=$approve_id REJECT_ID=$reject_id \
+BASE=$base AGENT_KEY=$agent_key PERSON_KEY=$person_key APPROVE_ID=$approve_id SUPERSEDED_ID=$superseded_id \
   HANDOVER_102=$ho_102 HANDOVER_103=$ho_103 SCREENSHOTS=$screenshots \
   NODE_PATH="$tmp/npm/node_modules" node .ci/console.cjs || fail "the console walk in the browser"
 

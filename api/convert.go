@@ -263,7 +263,8 @@ func toApproval(a erp.Approval) approvalResponse {
 	return approvalResponse{ApprovalID: a.ID, InvoiceID: a.InvoiceID, Status: string(a.Status),
 		Approver: a.Approver, ProposedAction: a.ProposedAction, Justification: a.Justification,
 		Amount: amount(a.Amount), Currency: a.Currency, RequestedBy: a.RequestedBy, RequestedAt: dateTime(a.RequestedAt),
-		DecidedBy: a.DecidedBy, DecisionReason: a.DecisionReason, DecidedAt: dateTime(a.DecidedAt)}
+		DecidedBy: a.DecidedBy, DecisionReason: a.DecisionReason, DecidedAt: dateTime(a.DecidedAt),
+		SupersededBy: a.SupersededBy}
 }
 
 func toHandoverRecord(h erp.Handover) handoverRecord {

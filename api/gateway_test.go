@@ -236,6 +236,19 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("APPROVAL_SUPERSEDED", func(t *testing.T) {
+		s := newStack(t)
+		first := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+			"justification": "Unit price 8 % over the PO; supplier cites a surcharge."}).json(t)["approval_id"].(string)
+		second := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "correct_amount",
+			"corrected_amount": "12500.00", "justification": "Correct the invoice to the PO price."}).json(t)["approval_id"].(string)
+		d := check(t, s.do("POST", "/approvals/"+first+"/decision", map[string]any{"decision": "approve",
+			"reason": "Fine by me.", "decided_by": "m.keller"}), 409, "APPROVAL_SUPERSEDED", "fix_input_and_retry")
+		if d["approval_id"] != first || d["superseded_by"] != second || d["status"] != "superseded" {
+			t.Errorf("details %v", d)
+		}
+	})
+
 	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
 		// Every Release loses its connection after it was sent, and every
 		// read that would settle it fails: no one can say whether the

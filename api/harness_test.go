@@ -45,6 +45,8 @@ type stack struct {
 	metrics *api.Metrics
 	records records.Store
 	client  *http.Client
+	// clock is the gateway's clock when a test set one.
+	clock *clock
 }
 
 type stackOption func(*api.Options, *retry.Policy, *sim.Options)

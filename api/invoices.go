@@ -160,8 +160,10 @@ type holder interface {
 const defaultRecheck = 24 * time.Hour
 
 // handleHoldInvoice keeps the parked invoice waiting in the gateway's
-// records until its re-check; the re-check scheduler releases it when its
-// goods receipts have arrived.
+// records for what it needs: its goods receipts (the re-check scheduler
+// releases it when they arrive), its pending approval's decision (which
+// releases it at once), or the re-check time. An invoice has one open hold:
+// a second request, whatever its key, answers that hold.
 func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id, err := invoiceParam(r)
@@ -183,13 +185,14 @@ func handleHoldInvoice(h holder, m *Metrics, now func() time.Time) operationFunc
 		}
 		rec := recordFrom(r.Context())
 		hold, err := h.HoldInvoice(r.Context(), erp.HoldRequest{InvoiceID: id, Reason: req.Reason, RecheckAt: recheckAt,
-			Client: rec.client, Dedupe: dedupeOf(r, opHoldInvoice)})
+			Client: rec.client, RunID: rec.run})
 		if err != nil {
 			return nil, err
 		}
-		m.holds.WithLabelValues("placed").Inc()
-		return holdResponse{HoldID: hold.ID, InvoiceID: id, Status: string(erp.InvoiceHeld),
-			Reason: hold.Reason, RecheckAt: dateTime(hold.RecheckAt)}, nil
+		if hold.Created {
+			m.holds.WithLabelValues("placed").Inc()
+		}
+		return toHold(hold), nil
 	}
 }
 

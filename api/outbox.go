@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/erpgate/erpgate/erp"
@@ -16,7 +17,8 @@ import (
 
 // Outbox delivers the webhook notifications the records queue with the
 // record they tell of: a handover to a ticketing or chat system, a pending
-// approval to its approvers. Delivery is at least once: each POST carries
+// approval to its approvers, a released hold and a decided approval to the
+// agent's platform, so that the run waiting on the invoice goes on. Delivery is at least once: each POST carries
 // the delivery's stable id in Webhook-Id (and Idempotency-Key), so that a
 // receiver drops repeats. A network error, a 429 or any non-2xx is tried
 // again with exponential backoff and jitter, from 5s up to 1h, for as long
@@ -25,8 +27,9 @@ import (
 type Outbox struct {
 	// Records holds the deliveries. Required.
 	Records records.Store
-	// HandoverURL receives handovers; ApprovalURL pending approvals.
-	HandoverURL, ApprovalURL string
+	// HandoverURL receives handovers; ApprovalURL pending approvals;
+	// HoldURL released holds and decided approvals.
+	HandoverURL, ApprovalURL, HoldURL string
 	// Client makes the requests. Default: a client with a 10s timeout.
 	Client *http.Client
 	// Interval is how often Run looks for due deliveries. Default 2s.
@@ -35,6 +38,23 @@ type Outbox struct {
 	Now func() time.Time
 	// Logger receives a line per failed delivery. Default: discard.
 	Logger *slog.Logger
+
+	kickOnce sync.Once
+	kick     chan struct{}
+}
+
+// Kick makes Run look for due deliveries now instead of at its next tick:
+// a decision that released a hold is told within moments. It never blocks.
+func (o *Outbox) Kick() {
+	select {
+	case o.kicks() <- struct{}{}:
+	default:
+	}
+}
+
+func (o *Outbox) kicks() chan struct{} {
+	o.kickOnce.Do(func() { o.kick = make(chan struct{}, 1) })
+	return o.kick
 }
 
 // Backoff bounds of a failing delivery.
@@ -57,6 +77,7 @@ func (o *Outbox) Run(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-o.kicks():
 		}
 	}
 }
@@ -151,8 +172,61 @@ func (o *Outbox) payload(ctx context.Context, d records.Delivery) (string, any, 
 			return "", nil, err
 		}
 		return o.ApprovalURL, approvalEvent{DeliveryID: d.ID, Event: d.Kind, Approval: toApproval(erp.ApprovalFrom(a))}, nil
+	case records.DeliveryApprovalDecided:
+		a, err := o.Records.Approval(ctx, d.RecordID)
+		if err != nil {
+			return "", nil, err
+		}
+		c, version, err := o.caseAt(ctx, a.InvoiceID, "approval.decided", a.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		return o.HoldURL, approvalEvent{DeliveryID: d.ID, Event: d.Kind, Approval: toApproval(erp.ApprovalFrom(a)),
+			InvoiceID: a.InvoiceID, CaseVersion: version, Next: new(nextFor(c))}, nil
+	case records.DeliveryHoldReleased:
+		h, err := o.Records.Hold(ctx, d.RecordID)
+		if err != nil {
+			return "", nil, err
+		}
+		c, version, err := o.caseAt(ctx, h.InvoiceID, "hold.released", h.ID)
+		if err != nil {
+			return "", nil, err
+		}
+		arrived := ""
+		if evs, err := o.Records.HoldEvents(ctx, h.ID); err == nil {
+			for _, ev := range evs {
+				if ev.Kind == holdReleased {
+					arrived = ev.Note
+				}
+			}
+		}
+		return o.HoldURL, holdReleasedEvent{DeliveryID: d.ID, Event: d.Kind, InvoiceID: h.InvoiceID, HoldID: h.ID,
+			CaseVersion: version, RunID: h.RunID, Arrived: arrived, ReleasedAt: dateTime(h.ReleasedAt), Next: nextFor(c)}, nil
 	}
 	return "", nil, fmt.Errorf("unknown delivery kind %q", d.Kind)
+}
+
+// caseAt reads the invoice's case with its events, and the version the
+// event of kind about ref made (the case's own version when none is found).
+func (o *Outbox) caseAt(ctx context.Context, invoiceID, kind, ref string) (erp.Case, int64, error) {
+	rc, err := o.Records.Case(ctx, invoiceID)
+	if err != nil {
+		return erp.Case{}, 0, err
+	}
+	c := erp.Case{InvoiceID: rc.InvoiceID, State: rc.State, Version: rc.Version, HoldID: rc.HoldID,
+		ApprovalID: rc.ApprovalID, ApprovalStatus: erp.ApprovalStatus(rc.ApprovalStatus), HandoverID: rc.HandoverID,
+		HandoverStatus: rc.HandoverStatus, Posted: rc.Posted}
+	version := rc.Version
+	evs, err := o.Records.CaseEvents(ctx, invoiceID, 1000)
+	if err != nil {
+		return erp.Case{}, 0, err
+	}
+	for _, ev := range evs {
+		if ev.Kind == kind && ev.Ref == ref {
+			version = ev.Version
+		}
+	}
+	return c, version, nil
 }
 
 func (o *Outbox) now() time.Time {
@@ -176,11 +250,31 @@ type handoverEvent struct {
 	Handover   handoverRecord `json:"handover"`
 }
 
-// approvalEvent is what an approval webhook receives.
+// approvalEvent is what an approval webhook receives: a pending approval
+// for its approvers, or a decided one (with its case) for the agent's
+// platform.
 type approvalEvent struct {
-	DeliveryID string           `json:"delivery_id"`
-	Event      string           `json:"event"`
-	Approval   approvalResponse `json:"approval"`
+	DeliveryID  string           `json:"delivery_id"`
+	Event       string           `json:"event"`
+	Approval    approvalResponse `json:"approval"`
+	InvoiceID   string           `json:"invoice_id,omitempty"`
+	CaseVersion int64            `json:"case_version,omitempty"`
+	Next        *caseNext        `json:"next,omitempty"`
+}
+
+// holdReleasedEvent is what the hold webhook receives when a hold is
+// released: the invoice, the case version the release made, the run that
+// placed the hold, what arrived, and the call that moves the invoice on.
+type holdReleasedEvent struct {
+	DeliveryID  string   `json:"delivery_id"`
+	Event       string   `json:"event"`
+	InvoiceID   string   `json:"invoice_id"`
+	HoldID      string   `json:"hold_id"`
+	CaseVersion int64    `json:"case_version"`
+	RunID       string   `json:"run_id,omitempty"`
+	Arrived     string   `json:"arrived"`
+	ReleasedAt  string   `json:"released_at"`
+	Next        caseNext `json:"next"`
 }
 
 // SweepKeys drops expired idempotency answers every interval until ctx

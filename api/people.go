@@ -25,7 +25,7 @@ var decisions = []string{"approve", "reject"}
 // handleDecideApproval records a person's decision. With API keys the
 // decider is the client; without them (a demonstration set-up) the body's
 // decided_by names the person. Either way the requester cannot decide.
-func handleDecideApproval(d approvalDecider, authenticated bool) operationFunc {
+func handleDecideApproval(d approvalDecider, authenticated bool, kick func()) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id := chi.URLParam(r, "approval_id")
 		if err := checkID("approval_id", id, approvalIDPattern, "the approval_id returned by request_approval"); err != nil {
@@ -57,6 +57,9 @@ func handleDecideApproval(d approvalDecider, authenticated bool) operationFunc {
 		if err != nil {
 			return nil, err
 		}
+		// The decision may have released a hold and queued its event for
+		// the agent's platform: the outbox sends it now, not at its tick.
+		kick()
 		return toApproval(a), nil
 	}
 }
@@ -65,7 +68,7 @@ type approvalLister interface {
 	ListApprovals(ctx context.Context, f records.ApprovalFilter) ([]records.Approval, error)
 }
 
-var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected}
+var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected, records.ApprovalSuperseded}
 
 // handleListApprovals lists approvals, newest first: by default the ones
 // pending a decision.

@@ -41,6 +41,10 @@ type operation struct {
 	// so that two of them never act on one invoice at once on any replica:
 	// each reads the invoice's state before it writes.
 	invoiceLease bool
+	// create writes make a record that the same arguments in the same run
+	// find again: the run's guard answers their repeat with that record
+	// instead of refusing it as a loop.
+	create bool
 }
 
 var (
@@ -50,11 +54,13 @@ var (
 	opSearchSuppliers  = operation{name: "search_suppliers", scope: ScopeRead}
 	opGetGoodsReceipt  = operation{name: "get_goods_receipt", scope: ScopeRead}
 	opThreeWayMatch    = operation{name: "run_three_way_match", scope: ScopeRead}
-	opRequestApproval  = operation{name: "request_approval", scope: ScopeWrite, write: true}
+	opRequestApproval  = operation{name: "request_approval", scope: ScopeWrite, write: true, create: true}
 	opGetApproval      = operation{name: "get_approval", scope: ScopeRead}
 	opPostInvoice      = operation{name: "post_invoice", scope: ScopeWrite, write: true, invoiceLease: true}
-	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true, invoiceLease: true}
-	opHandOver         = operation{name: "hand_over", scope: ScopeWrite, write: true, budgetFree: true}
+	opHoldInvoice      = operation{name: "hold_invoice", scope: ScopeWrite, write: true, invoiceLease: true, create: true}
+	opGetHold          = operation{name: "get_hold", scope: ScopeRead}
+	opGetCase          = operation{name: "get_case", scope: ScopeRead}
+	opHandOver         = operation{name: "hand_over", scope: ScopeWrite, write: true, budgetFree: true, create: true}
 	opGetRun           = operation{name: "get_run", scope: ScopeRead, noRun: true}
 	opDecideApproval   = operation{name: "decide_approval", scope: ScopeApprove, write: true, noRun: true}
 	opListApprovals    = operation{name: "list_approvals", scope: ScopeApprove, noRun: true}
@@ -65,7 +71,7 @@ var (
 // operations lists every operation, in the contract's order.
 var operations = []operation{
 	opGetInvoice, opGetPurchaseOrder, opGetSupplier, opSearchSuppliers, opGetGoodsReceipt,
-	opThreeWayMatch, opRequestApproval, opGetApproval, opPostInvoice, opHoldInvoice, opHandOver, opGetRun,
+	opThreeWayMatch, opRequestApproval, opGetApproval, opPostInvoice, opHoldInvoice, opGetHold, opGetCase, opHandOver, opGetRun,
 	opDecideApproval, opListApprovals, opListHandovers, opGetAudit,
 }
 
@@ -110,6 +116,8 @@ func (s *Server) routes(r chi.Router) {
 		r.Method(http.MethodPost, "/invoices/{invoice_id}/approvals", serve(opRequestApproval, handleRequestApproval(ap)))
 		r.Method(http.MethodPost, "/invoices/{invoice_id}/post", serve(opPostInvoice, handlePostInvoice(ap, s.records)))
 		r.Method(http.MethodPost, "/invoices/{invoice_id}/hold", serve(opHoldInvoice, handleHoldInvoice(ap, s.metrics, s.now)))
+		r.Method(http.MethodGet, "/invoices/{invoice_id}/case", serve(opGetCase, handleGetCase(ap)))
+		r.Method(http.MethodGet, "/holds/{hold_id}", serve(opGetHold, handleGetHold(ap)))
 		r.Method(http.MethodGet, "/purchase-orders/{po_id}", serve(opGetPurchaseOrder, handleGetPurchaseOrder(erp)))
 		r.Method(http.MethodGet, "/purchase-orders/{po_id}/items/{item}/goods-receipts", serve(opGetGoodsReceipt, handleGetGoodsReceipt(ap)))
 		r.Method(http.MethodGet, "/suppliers", serve(opSearchSuppliers, handleSearchSuppliers(erp)))
@@ -122,7 +130,7 @@ func (s *Server) routes(r chi.Router) {
 		// handovers, auditors read the log.
 		records := s.records
 		r.Method(http.MethodGet, "/approvals", serve(opListApprovals, handleListApprovals(records)))
-		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, s.authenticated())))
+		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, s.authenticated(), s.kick)))
 		r.Method(http.MethodGet, "/handovers", serve(opListHandovers, handleListHandovers(records)))
 		r.Method(http.MethodGet, "/audit", serve(opGetAudit, handleGetAudit(records)))
 	})

@@ -124,6 +124,10 @@ type Options struct {
 	BreakerStates func() map[erp.Service]string
 	// Now is the clock. Default time.Now.
 	Now func() time.Time
+	// Kick is called after a decision, which may have released a hold and
+	// queued webhook deliveries: the gateway makes its Outbox deliver at
+	// once (Outbox.Kick). Default: nothing.
+	Kick func()
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options leaves it zero.
@@ -177,6 +181,7 @@ type Server struct {
 	ready           func(context.Context) error
 	breakers        func() map[erp.Service]string
 	now             func() time.Time
+	kick            func()
 	router          *chi.Mux
 	// oversize answers a request whose header or announced body is over
 	// its limit, before the router.
@@ -210,6 +215,9 @@ func NewServer(opts Options) (*Server, error) {
 	}
 	if opts.RunStore == nil {
 		opts.RunStore = runs.NewMemory(opts.Now, opts.MaxRuns)
+	}
+	if opts.Kick == nil {
+		opts.Kick = func() {}
 	}
 	if opts.IdempotencyTTL <= 0 {
 		opts.IdempotencyTTL = 24 * time.Hour
@@ -251,6 +259,7 @@ func NewServer(opts Options) (*Server, error) {
 		ready:           opts.Ready,
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
+		kick:            opts.Kick,
 		router:          chi.NewRouter(),
 		trustedProxies:  opts.TrustedProxies,
 	}

@@ -66,7 +66,7 @@ const sweepAllKey = "sk-sweep-all-scopes-4dQ7"
 
 // sweepPaths fills a route pattern's parameters with ids of the right form.
 var sweepPaths = strings.NewReplacer("{invoice_id}", "5105600101", "{po_id}", "4500018822", "{item}", "10",
-	"{supplier_id}", "100042", "{approval_id}", "A0000001", "{run_id}", "run-1")
+	"{supplier_id}", "100042", "{approval_id}", "A0000001", "{hold_id}", "H0000001", "{run_id}", "run-1")
 
 // TestEveryRouteRefusesInFiveFields walks every route of the router and
 // sends each a wrong method, an oversize body, a body that is not JSON and

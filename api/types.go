@@ -162,6 +162,7 @@ type approvalResponse struct {
 	DecidedBy      string `json:"decided_by,omitempty"`
 	DecisionReason string `json:"decision_reason,omitempty"`
 	DecidedAt      string `json:"decided_at,omitempty"`
+	SupersededBy   string `json:"superseded_by,omitempty"`
 }
 
 // decisionRequest is the body of decide_approval.
@@ -248,13 +249,77 @@ type holdRequest struct {
 	RunID          string `json:"run_id,omitempty"`
 }
 
-// holdResponse is the body of hold_invoice.
+// holdResponse is the body of hold_invoice and get_hold.
 type holdResponse struct {
-	HoldID    string `json:"hold_id"`
-	InvoiceID string `json:"invoice_id"`
-	Status    string `json:"status"`
-	Reason    string `json:"reason"`
-	RecheckAt string `json:"recheck_at"`
+	HoldID      string            `json:"hold_id"`
+	InvoiceID   string            `json:"invoice_id"`
+	Status      string            `json:"status"` // held, released or closed
+	Reason      string            `json:"reason"`
+	RecheckAt   string            `json:"recheck_at"`
+	WaitsFor    holdWaitsFor      `json:"waits_for"`
+	NextCheckAt string            `json:"next_check_at,omitempty"`
+	Checks      int               `json:"checks"`
+	RunID       string            `json:"run_id,omitempty"`
+	CreatedAt   string            `json:"created_at"`
+	ReleasedAt  string            `json:"released_at,omitempty"`
+	Events      []holdEventRecord `json:"events,omitempty"`
+}
+
+// holdWaitsFor is what a hold waits for.
+type holdWaitsFor struct {
+	GoodsReceipts []poItemRecord `json:"goods_receipts"`
+	ApprovalID    string         `json:"approval_id,omitempty"`
+	Until         string         `json:"until,omitempty"`
+}
+
+// poItemRecord names a purchase order item.
+type poItemRecord struct {
+	POID string `json:"po_id"`
+	Item string `json:"item"`
+}
+
+// holdEventRecord is one entry of a hold's history.
+type holdEventRecord struct {
+	At   string `json:"at"`
+	Kind string `json:"kind"`
+	Note string `json:"note,omitempty"`
+}
+
+// caseResponse is the body of get_case.
+type caseResponse struct {
+	InvoiceID      string            `json:"invoice_id"`
+	State          string            `json:"state"`
+	Version        int64             `json:"version"`
+	HoldID         string            `json:"hold_id,omitempty"`
+	ApprovalID     string            `json:"approval_id,omitempty"`
+	ApprovalStatus string            `json:"approval_status,omitempty"`
+	HandoverID     string            `json:"handover_id,omitempty"`
+	HandoverStatus string            `json:"handover_status,omitempty"`
+	Posted         bool              `json:"posted"`
+	Calls          int               `json:"calls"`
+	Runs           int               `json:"runs"`
+	UpdatedAt      string            `json:"updated_at,omitempty"`
+	Next           caseNext          `json:"next"`
+	Events         []caseEventRecord `json:"events"`
+}
+
+// caseNext is the call that moves a case on.
+type caseNext struct {
+	Operation  string `json:"operation"` // an operationId, or none
+	Method     string `json:"method,omitempty"`
+	Path       string `json:"path,omitempty"`
+	ApprovalID string `json:"approval_id,omitempty"`
+	Why        string `json:"why"`
+}
+
+// caseEventRecord is one change of a case.
+type caseEventRecord struct {
+	Version int64  `json:"version"`
+	At      string `json:"at"`
+	Kind    string `json:"kind"`
+	Ref     string `json:"ref,omitempty"`
+	Note    string `json:"note,omitempty"`
+	RunID   string `json:"run_id,omitempty"`
 }
 
 // handoverRequest is the body of hand_over.

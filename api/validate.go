@@ -18,6 +18,7 @@ var (
 	supplierIDPattern = regexp.MustCompile(`^[A-Za-z0-9]{1,10}$`)
 	approvalIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,40}$`)
 	handoverIDPattern = regexp.MustCompile(`^HO[0-9]{7,12}$`)
+	holdIDPattern     = regexp.MustCompile(`^H[0-9]{7,12}$`)
 	keyPattern        = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,200}$`)
 	amountPattern     = regexp.MustCompile(`^[0-9]{1,13}(\.[0-9]{1,2})?$`)
 	fieldNamePattern  = regexp.MustCompile(`^[A-Za-z0-9_.\[\]-]{1,64}$`)

@@ -16,7 +16,9 @@ import (
 // granted at once; above it, it waits for a person of the band's approver
 // group; above every band it is a *NoApproverError. The same proposal for
 // the same invoice (action and amount) is the same approval: asking again
-// returns it as it stands.
+// returns it as it stands. An invoice has at most one open approval: a
+// different proposal supersedes the pending one, and one granted at once
+// supersedes every other (records.Store.CreateApproval).
 func (p *Process) RequestApproval(ctx context.Context, req ApprovalRequest) (Approval, error) {
 	inv, err := p.client.Invoice(ctx, req.InvoiceID)
 	if err != nil {
@@ -62,8 +64,11 @@ func (p *Process) Approval(ctx context.Context, id string) (Approval, error) {
 }
 
 // DecideApproval records a person's decision on a pending approval. The
-// requester cannot decide their own request, and a decision stands: either
-// is a *DecisionRefusedError. An unknown id is a *NotFoundError.
+// requester cannot decide their own request, a decision stands, and a
+// superseded approval is no longer decidable: each is a
+// *DecisionRefusedError. An unknown id is a *NotFoundError. Approving one
+// supersedes the invoice's other approvals, and the decision releases the
+// hold that waited for it, in the same transaction.
 func (p *Process) DecideApproval(ctx context.Context, id string, d Decision) (Approval, error) {
 	status := records.ApprovalRejected
 	if d.Approve {
@@ -73,6 +78,9 @@ func (p *Process) DecideApproval(ctx context.Context, id string, d Decision) (Ap
 	switch {
 	case errors.Is(err, records.ErrNotFound):
 		return Approval{}, &NotFoundError{Entity: EntityApproval, ID: id}
+	case errors.Is(err, records.ErrNotPending) && a.Status == records.ApprovalSuperseded:
+		return ApprovalFrom(a), &DecisionRefusedError{ApprovalID: id, Reason: DecisionSuperseded,
+			Status: ApprovalSuperseded, Approver: a.Approver, SupersededBy: a.SupersededBy}
 	case errors.Is(err, records.ErrNotPending):
 		return ApprovalFrom(a), &DecisionRefusedError{ApprovalID: id, Reason: DecisionNotPending,
 			Status: ApprovalStatus(a.Status), Approver: a.Approver}
@@ -96,7 +104,7 @@ func ApprovalFrom(a records.Approval) Approval {
 		Status: ApprovalStatus(a.Status), Approver: a.Approver, ProposedAction: a.ProposedAction,
 		Justification: a.Justification, Amount: a.Amount, Currency: a.Currency,
 		RequestedBy: a.RequestedBy, RequestedAt: a.RequestedAt, DecidedBy: a.DecidedBy,
-		DecisionReason: a.DecisionReason, DecidedAt: a.DecidedAt,
+		DecisionReason: a.DecisionReason, DecidedAt: a.DecidedAt, SupersededBy: a.SupersededBy,
 	}
 }
 

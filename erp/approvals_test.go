@@ -157,7 +157,7 @@ func TestHoldInvoice(t *testing.T) {
 	store, _ := recordstest.SQLite(t)
 	p := erp.NewProcess(m, erp.ProcessOptions{Records: store})
 	req := erp.HoldRequest{InvoiceID: m.inv.ID, Reason: "No goods receipt yet", RecheckAt: time.Now().Add(24 * time.Hour),
-		Client: "agent", Dedupe: "k1"}
+		Client: "agent", RunID: "run-1"}
 	h, err := p.HoldInvoice(ctx, req)
 	if err != nil {
 		t.Fatal(err)
@@ -167,12 +167,11 @@ func TestHoldInvoice(t *testing.T) {
 		t.Errorf("hold %+v; want it awaiting %v", h, want)
 	}
 	again, err := p.HoldInvoice(ctx, req)
-	if err != nil || again.ID != h.ID {
-		t.Errorf("the same request again: %s, %v; want hold %s", again.ID, err, h.ID)
+	if err != nil || again.ID != h.ID || again.Created || !h.Created {
+		t.Errorf("the same request again: %s (created %v), %v; want hold %s, not made again", again.ID, again.Created, err, h.ID)
 	}
 	m.inv.Status = erp.InvoicePosted
 	var posted *erp.InvoicePostedError
-	req.Dedupe = "k2"
 	if _, err := p.HoldInvoice(ctx, req); !errors.As(err, &posted) {
 		t.Errorf("holding a posted invoice: %v; want *InvoicePostedError", err)
 	}
@@ -211,21 +210,22 @@ func TestPostNeedsTheApprovedAmount(t *testing.T) {
 	store, _ := recordstest.SQLite(t)
 	w := &writeReadERP{matchERP: m}
 	p := erp.NewProcess(w, erp.ProcessOptions{Records: store})
-	asIs, err := p.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: m.inv.ID, ProposedAction: "post_as_invoiced",
-		Justification: "Matched.", Client: "agent"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	// Each approval in turn: approving one supersedes the other.
 	small := d("900.00")
-	fix, err := p.RequestApproval(ctx, erp.ApprovalRequest{InvoiceID: m.inv.ID, ProposedAction: "correct_amount",
-		Justification: "Price per contract.", Corrected: &small, Client: "agent"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.inv.GrossAmount = d("1200.00") // changed in the ERP after the approval
-	for _, a := range []erp.Approval{asIs, fix} {
+	var fix erp.Approval
+	for _, req := range []erp.ApprovalRequest{
+		{InvoiceID: m.inv.ID, ProposedAction: "post_as_invoiced", Justification: "Matched.", Client: "agent"},
+		{InvoiceID: m.inv.ID, ProposedAction: "correct_amount", Justification: "Price per contract.", Corrected: &small, Client: "agent"},
+	} {
+		m.inv.GrossAmount = d("1000.00")
+		a, err := p.RequestApproval(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fix = a
+		m.inv.GrossAmount = d("1200.00") // changed in the ERP after the approval
 		var missing *erp.ApprovalMissingError
-		_, _, err := p.PostInvoice(ctx, m.inv.ID, a.ID, "")
+		_, _, err = p.PostInvoice(ctx, m.inv.ID, a.ID, "")
 		if !errors.As(err, &missing) || missing.Reason != erp.ApprovalAmountDiffers ||
 			!missing.Approved.Amount.Equal(a.Amount) || !missing.Invoiced.Amount.Equal(d("1200.00")) {
 			t.Errorf("posting under %s (%s): %v; want amount_differs", a.ID, a.Amount, err)

@@ -163,6 +163,9 @@ const (
 	ApprovalPending  ApprovalStatus = "pending"
 	ApprovalApproved ApprovalStatus = "approved"
 	ApprovalRejected ApprovalStatus = "rejected"
+	// ApprovalSuperseded: another approval of the invoice took its place
+	// (Approval.SupersededBy); it can no longer be decided or posted with.
+	ApprovalSuperseded ApprovalStatus = "superseded"
 )
 
 // AutoApprover is the approver of an approval the routing granted at once.
@@ -197,6 +200,7 @@ type Approval struct {
 	DecidedBy      string    // empty while pending
 	DecisionReason string    // empty while pending
 	DecidedAt      time.Time // zero while pending
+	SupersededBy   string    // the approval that took its place; "" unless superseded
 }
 
 // Decision is a person's answer to a pending approval.
@@ -219,16 +223,17 @@ type Posting struct {
 	AlreadyPosted bool      // the invoice was posted before this call
 }
 
-// HoldRequest keeps a parked invoice waiting for its goods receipts until a
-// re-check time.
+// HoldRequest keeps a parked invoice waiting for what it needs: its goods
+// receipts, the decision on its pending approval, or, when it needs
+// neither, the re-check time.
 type HoldRequest struct {
 	InvoiceID string
 	Reason    string
 	RecheckAt time.Time
 	Client    string
-	// Dedupe makes the request idempotent: a second request with the same
-	// Dedupe returns the first hold. Empty: none.
-	Dedupe string
+	// RunID is the agent run that places the hold; its platform is told
+	// when the hold is released. May be empty.
+	RunID string
 }
 
 // POItemRef names a purchase order item.
@@ -237,9 +242,10 @@ type POItemRef struct {
 	Item string
 }
 
-// Hold is the gateway's record of an invoice waiting for its goods receipts.
-// The invoice stays parked in the ERP meanwhile: SAP needs no write to keep
-// a parked invoice unpaid.
+// Hold is the gateway's record of an invoice waiting for something named:
+// goods receipts, an approval's decision, or a date. The invoice stays
+// parked in the ERP meanwhile: SAP needs no write to keep a parked invoice
+// unpaid. An invoice has at most one open hold.
 type Hold struct {
 	ID          string
 	InvoiceID   string
@@ -248,18 +254,53 @@ type Hold struct {
 	RecheckAt   time.Time
 	NextCheckAt time.Time
 	Checks      int
-	Awaiting    []POItemRef // goods-receipt-based items without a receipt when the hold was placed
+	Awaiting    []POItemRef // goods-receipt-based items still without a receipt at the last look
+	ApprovalID  string      // the approval whose decision it waits for; "" for none
+	Until       time.Time   // the date it waits for; zero for none
 	Released    bool
+	RunID       string // the run that placed it; may be empty
 	CreatedBy   string
 	CreatedAt   time.Time
 	ReleasedAt  time.Time
+	// Created is false when the request found the invoice's open hold and
+	// merged into it.
+	Created bool
+	Events  []HoldEvent // oldest first; filled by Process.Hold
 }
 
 // HoldEvent is one entry of a hold's history.
 type HoldEvent struct {
 	At   time.Time
-	Kind string // "placed", "rechecked", "released" or "closed"
+	Kind string // "placed", "merged", "rechecked", "receipt_seen", "released" or "closed"
 	Note string
+}
+
+// Case is one invoice carried through time in the gateway's records: its
+// state and a version that changes whenever something an agent's answer
+// depends on changes (records.Case says which).
+type Case struct {
+	InvoiceID      string
+	State          string
+	Version        int64
+	HoldID         string // the open hold; "" for none
+	ApprovalID     string // the live approval: pending, or approved and not superseded
+	ApprovalStatus ApprovalStatus
+	HandoverID     string // the latest handover
+	HandoverStatus string
+	Posted         bool
+	Calls, Runs    int // agent calls about the invoice and the runs that made them, all runs
+	UpdatedAt      time.Time
+	Events         []CaseEvent // oldest first
+}
+
+// CaseEvent is one change of a case.
+type CaseEvent struct {
+	Version int64
+	At      time.Time
+	Kind    string // "approval.requested", "hold.released", … (records.CaseEvent)
+	Ref     string // the record's id
+	Note    string
+	RunID   string
 }
 
 // HandoverRequest routes an invoice to a person's queue with the context the
@@ -274,7 +315,7 @@ type HandoverRequest struct {
 	// its calls, the five fields of every error it got, the budget used.
 	History string
 	Client  string
-	Dedupe  string // as HoldRequest.Dedupe
+	Dedupe  string // a second request with the same Dedupe returns the first handover; empty: none
 }
 
 // Handover is the gateway's record of a handover.

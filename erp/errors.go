@@ -93,6 +93,9 @@ const (
 	// the invoice holds now (it changed in the ERP since, or the approval
 	// was for a corrected amount the invoice does not have yet).
 	ApprovalAmountDiffers = "amount_differs"
+	// ApprovalWasSuperseded: another approval of the invoice took its
+	// place (ApprovalMissingError.SupersededBy).
+	ApprovalWasSuperseded = "superseded"
 )
 
 // ApprovalMissingError says a post was attempted without an approved
@@ -105,6 +108,10 @@ type ApprovalMissingError struct {
 	// For ApprovalAmountDiffers: what was approved, and what the invoice
 	// holds now.
 	Approved, Invoiced Money
+	// For ApprovalWasSuperseded: the approval that took its place, and
+	// its status.
+	SupersededBy     string
+	SupersededStatus ApprovalStatus
 }
 
 // Money is an amount in a currency.
@@ -135,6 +142,8 @@ func (e *NoApproverError) Error() string {
 const (
 	DecisionNotPending    = "not_pending"
 	DecisionSameRequester = "same_requester"
+	// DecisionSuperseded: another approval of the invoice took its place.
+	DecisionSuperseded = "superseded"
 )
 
 // DecisionRefusedError says a decision on an approval cannot be taken: it
@@ -144,6 +153,9 @@ type DecisionRefusedError struct {
 	Reason     string         // DecisionNotPending or DecisionSameRequester
 	Status     ApprovalStatus // the approval's status as it is
 	Approver   string         // the approver group that should decide
+	// SupersededBy is the approval that took its place, for
+	// DecisionSuperseded.
+	SupersededBy string
 }
 
 func (e *DecisionRefusedError) Error() string {

@@ -7,11 +7,15 @@ import (
 	"github.com/erpgate/erpgate/erp/records"
 )
 
-// HoldInvoice keeps a parked invoice waiting until its re-check, in the
-// gateway's records: the goods-receipt-based items still without a receipt
-// are recorded as awaited, and the re-check scheduler releases the hold
-// once none is. The invoice stays parked in the ERP. A posted invoice
-// cannot be held (*InvoicePostedError).
+// HoldInvoice keeps a parked invoice waiting, in the gateway's records, for
+// what it needs before it can go on: the goods-receipt-based items still
+// without a receipt, and the decision on the invoice's pending approval.
+// When it needs neither, it waits for the re-check time. An invoice has at
+// most one open hold: a second request answers that hold, with what it
+// waits for merged (Hold.Created false). A decision releases the hold at
+// once, the re-check scheduler when the goods have arrived. The invoice
+// stays parked in the ERP. A posted invoice cannot be held
+// (*InvoicePostedError).
 func (p *Process) HoldInvoice(ctx context.Context, req HoldRequest) (Hold, error) {
 	inv, err := p.client.Invoice(ctx, req.InvoiceID)
 	if err != nil {
@@ -30,16 +34,49 @@ func (p *Process) HoldInvoice(ctx context.Context, req HoldRequest) (Hold, error
 	rec := records.Hold{
 		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, Reason: req.Reason,
 		RecheckAt: req.RecheckAt, NextCheckAt: req.RecheckAt, Status: records.HoldHeld,
-		CreatedBy: req.Client, CreatedAt: p.now().UTC(), Dedupe: req.Dedupe,
+		CreatedBy: req.Client, CreatedAt: p.now().UTC(), RunID: req.RunID,
 	}
 	for _, a := range awaiting {
 		rec.Awaiting = append(rec.Awaiting, records.POItemRef{POID: a.POID, Item: a.Item})
 	}
-	h, _, err := p.records.CreateHold(ctx, rec)
+	c, err := p.records.Case(ctx, inv.ID)
+	switch {
+	case errors.Is(err, records.ErrNotFound):
+	case err != nil:
+		return Hold{}, err
+	case c.ApprovalStatus == records.ApprovalPending:
+		rec.ApprovalID = c.ApprovalID
+	}
+	if rec.ApprovalID == "" && len(rec.Awaiting) == 0 {
+		rec.Until = req.RecheckAt
+	}
+	h, created, err := p.records.CreateHold(ctx, rec)
 	if err != nil {
 		return Hold{}, err
 	}
-	return holdFrom(h), nil
+	out := holdFrom(h)
+	out.Created = created
+	return out, nil
+}
+
+// Hold returns the hold with its events, or a *NotFoundError.
+func (p *Process) Hold(ctx context.Context, id string) (Hold, error) {
+	h, err := p.records.Hold(ctx, id)
+	if errors.Is(err, records.ErrNotFound) {
+		return Hold{}, &NotFoundError{Entity: EntityHold, ID: id}
+	}
+	if err != nil {
+		return Hold{}, err
+	}
+	evs, err := p.records.HoldEvents(ctx, id)
+	if err != nil {
+		return Hold{}, err
+	}
+	out := holdFrom(h)
+	for _, ev := range evs {
+		out.Events = append(out.Events, HoldEvent{At: ev.At, Kind: ev.Kind, Note: ev.Note})
+	}
+	return out, nil
 }
 
 // AwaitedReceipts returns the purchase order items the invoice bills that
@@ -114,6 +151,7 @@ func holdFrom(h records.Hold) Hold {
 	out := Hold{
 		ID: h.ID, InvoiceID: h.InvoiceID, FiscalYear: h.FiscalYear, Reason: h.Reason,
 		RecheckAt: h.RecheckAt, NextCheckAt: h.NextCheckAt, Checks: h.Checks,
+		ApprovalID: h.ApprovalID, Until: h.Until, RunID: h.RunID,
 		Released: h.Status == records.HoldReleased, CreatedBy: h.CreatedBy, CreatedAt: h.CreatedAt,
 		ReleasedAt: h.ReleasedAt,
 	}

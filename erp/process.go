@@ -313,8 +313,17 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	case appr.Status == ApprovalRejected:
 		missing.Reason = ApprovalWasRejected
 		return Posting{}, appr, missing
+	case appr.Status == ApprovalSuperseded:
+		missing.Reason, missing.SupersededBy = ApprovalWasSuperseded, appr.SupersededBy
+		if by, err := p.Approval(ctx, appr.SupersededBy); err == nil {
+			missing.SupersededStatus = by.Status
+		}
+		return Posting{}, appr, missing
 	}
 	if inv.Status == InvoicePosted {
+		if _, err := p.records.RecordPosting(context.WithoutCancel(ctx), inv.ID, appr.ID, RunIDFrom(ctx), p.now().UTC()); err != nil {
+			return Posting{}, appr, err
+		}
 		return Posting{InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, Status: InvoicePosted,
 			PaymentBlock: inv.PaymentBlock, AlreadyPosted: true}, appr, nil
 	}
@@ -330,7 +339,15 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 		return Posting{}, appr, missing
 	}
 	posting, err := p.client.PostInvoice(ctx, inv, key)
-	return posting, appr, err
+	if err != nil {
+		return posting, appr, err
+	}
+	// The posting stands in the ERP whatever happens next; the case learns
+	// of it even when the caller has gone.
+	if _, err := p.records.RecordPosting(context.WithoutCancel(ctx), inv.ID, appr.ID, RunIDFrom(ctx), p.now().UTC()); err != nil {
+		return posting, appr, err
+	}
+	return posting, appr, nil
 }
 
 // invoiceForWriter is a Client whose read of an invoice can bring along

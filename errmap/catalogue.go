@@ -44,6 +44,7 @@ const (
 // The outcomes of a person's decision on an approval.
 const (
 	ApprovalDecided     Code = "APPROVAL_DECIDED"
+	ApprovalSuperseded  Code = "APPROVAL_SUPERSEDED"
 	SegregationOfDuties Code = "SEGREGATION_OF_DUTIES"
 )
 
@@ -121,9 +122,9 @@ var catalogue = []Entry{
 	{ERPConfiguration, http.StatusBadGateway, false, StopAndEscalate, "", true,
 		"The gateway cannot use the ERP as configured: wrong URL, service not activated, or credentials or authorisations missing. A person must fix the configuration."},
 	{LoopDetected, http.StatusConflict, false, RouteToPerson, "", true,
-		"The same operation with the same arguments twice in one run."},
+		"The same operation with the same arguments twice in one run, with nothing it depends on changed in between (the invoice's case version)."},
 	{BudgetExhausted, http.StatusConflict, false, RouteToPerson, "", true,
-		"The run's tool-call budget for this invoice is spent."},
+		"The run's tool-call budget for this invoice is spent, or the invoice's own cap across runs (details.limit invoice_cap)."},
 	{IdempotencyKeyReused, http.StatusConflict, false, FixInputAndRetry, "", true,
 		"The idempotency key was used before with other arguments."},
 	{WriteInProgress, http.StatusConflict, true, HoldAndRecheck, "", true,
@@ -132,6 +133,8 @@ var catalogue = []Entry{
 		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
 	{ApprovalDecided, http.StatusConflict, false, StopAndEscalate, "", true,
 		"A decision on an approval that was decided before: the decision stands (details.status)."},
+	{ApprovalSuperseded, http.StatusConflict, false, FixInputAndRetry, "", true,
+		"A decision on an approval another approval of the invoice took the place of: decide details.superseded_by instead."},
 	{SegregationOfDuties, http.StatusConflict, false, RouteToPerson, "", true,
 		"The client that requested an approval cannot decide it; another person of details.approver must."},
 	{Internal, http.StatusInternalServerError, false, StopAndEscalate, "", true,

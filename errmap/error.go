@@ -76,6 +76,14 @@ func (e *Error) Hold() *Error {
 	return e
 }
 
+// Fix turns the error into a corrected call: next_action
+// fix_input_and_retry, for a refusal whose cure is in details (an approval
+// that took another's place).
+func (e *Error) Fix() *Error {
+	e.NextAction = FixInputAndRetry
+	return e
+}
+
 func (e *Error) setDefault(key string, v any) {
 	if e.Details == nil {
 		e.Details = map[string]any{}

@@ -164,6 +164,12 @@ func notFound(nf *erp.NotFoundError) *Error {
 		return New(ApprovalMissing,
 			fmt.Sprintf("Approval %s is unknown. Call request_approval for the invoice; never invent an approval id.", nf.ID),
 			map[string]any{"approval_id": nf.ID, "reason": erp.ApprovalUnknown})
+	case erp.EntityHold:
+		e := New(InvalidRequest,
+			fmt.Sprintf("Hold %s is unknown. Use the hold_id hold_invoice returned; never invent one.", nf.ID),
+			map[string]any{"hold_id": nf.ID, "field": "hold_id", "reason": "unknown"})
+		e.Status = http.StatusNotFound
+		return e
 	}
 	return New(Internal, internalMessage, nil)
 }
@@ -191,6 +197,18 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 		return New(ApprovalMissing, fmt.Sprintf("Approval %s for invoice %s awaits a person. Hold the invoice; re-check with get_approval.", m.ApprovalID, m.InvoiceID), d).Hold()
 	case erp.ApprovalWasRejected:
 		msg = fmt.Sprintf("Approval %s for invoice %s was rejected. Do not post; request approval of another action.", m.ApprovalID, m.InvoiceID)
+	case erp.ApprovalWasSuperseded:
+		d["superseded_by"] = m.SupersededBy
+		if m.SupersededStatus == erp.ApprovalApproved {
+			return New(ApprovalMissing, fmt.Sprintf("Approval %s was superseded by %s, which is approved. Post invoice %s with approval_id %s.",
+				m.ApprovalID, m.SupersededBy, m.InvoiceID, m.SupersededBy), d).Fix()
+		}
+		if m.SupersededStatus == erp.ApprovalPending {
+			return New(ApprovalMissing, fmt.Sprintf("Approval %s was superseded by %s, which awaits a person. Hold the invoice; re-check with get_approval %s.",
+				m.ApprovalID, m.SupersededBy, m.SupersededBy), d).Hold()
+		}
+		msg = fmt.Sprintf("Approval %s for invoice %s was superseded by %s. Do not post with it; request approval of the action to take.",
+			m.ApprovalID, m.InvoiceID, m.SupersededBy)
 	case erp.ApprovalAmountDiffers:
 		d["approved_amount"], d["invoice_amount"] = m.Approved.Amount.StringFixed(2), m.Invoiced.Amount.StringFixed(2)
 		d["currency"] = m.Invoiced.Currency
@@ -205,6 +223,11 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 
 func decisionRefused(r *erp.DecisionRefusedError) *Error {
 	d := map[string]any{"approval_id": r.ApprovalID, "reason": r.Reason, "status": string(r.Status)}
+	if r.Reason == erp.DecisionSuperseded {
+		d["superseded_by"] = r.SupersededBy
+		return New(ApprovalSuperseded,
+			fmt.Sprintf("Approval %s was superseded by %s and can no longer be decided. Decide %s instead.", r.ApprovalID, r.SupersededBy, r.SupersededBy), d)
+	}
 	if r.Reason == erp.DecisionSameRequester {
 		d["approver"] = r.Approver
 		return New(SegregationOfDuties,

@@ -129,9 +129,17 @@ func runLimit(l refusal.Limit) *Error {
 		if l.PreviousCode != "" {
 			d["previous_code"] = l.PreviousCode
 		}
+		if l.CaseVersion != 0 {
+			d["case_version"] = l.CaseVersion
+		}
 		return New(LoopDetected, fmt.Sprintf(
-			"%s already ran with these arguments in this run; the answer will not change. Hand over.",
+			"%s already ran with these arguments in this run; nothing it depends on changed since. Hand over.",
 			l.Operation), d)
+	case refusal.LimitInvoiceCap:
+		d["calls"], d["runs"], d["cap_calls"], d["cap_runs"] = l.Calls, l.Runs, l.CapCalls, l.CapRuns
+		return New(BudgetExhausted, fmt.Sprintf(
+			"Invoice %s has had %d calls in %d runs, the most the gateway allows one invoice. Hand it over to a person.",
+			l.InvoiceID, l.Calls, l.Runs), d).Route(QueueAPTeam)
 	}
 	return New(Internal, internalMessage, nil)
 }

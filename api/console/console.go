@@ -1,10 +1,10 @@
 // Package console is the person's side of the gateway: server-rendered
 // pages where approvers decide pending approvals and the AP team works the
-// handovers agents left, beside the holds, the runs and the gateway's
-// health; and /docs, the API reference rendered from the embedded
-// contract. Templates and the style sheet are embedded in the binary;
-// nothing is loaded from another site, and the pages work without
-// JavaScript.
+// handovers agents left, beside the holds, each invoice's case with its
+// history, the runs and the gateway's health; and /docs, the API
+// reference rendered from the embedded contract. Templates and the style
+// sheet are embedded in the binary; nothing is loaded from another site,
+// and the pages work without JavaScript.
 //
 // A person signs in with an API key that carries the approve or review
 // scope; an agent's key carries neither and cannot sign in. The session is
@@ -164,6 +164,7 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/approvals", c.person(api.ScopeApprove, c.approvals))
 	mux.HandleFunc("POST /console/approvals/{id}/decision", c.form(c.person(api.ScopeApprove, c.decide)))
 	mux.HandleFunc("GET /console/holds", c.person("", c.holds))
+	mux.HandleFunc("GET /console/cases/{invoice_id}", c.person("", c.caseView))
 	mux.HandleFunc("GET /console/runs", c.person("", c.runs))
 	mux.HandleFunc("GET /console/health", c.person("", c.health))
 	mux.HandleFunc("/console/", c.notFound)

@@ -234,20 +234,43 @@ func TestSignIn(t *testing.T) {
 	})
 }
 
-// requestApproval has the agent ask for a person's decision on 5105600102,
-// over the auto-approve limit, through the API.
-func (s *site) requestApproval(action string) string {
+// agent makes one call of the agent through the API, in the run named
+// run unless it is empty.
+func (s *site) agent(method, path, body, run string) page {
 	s.t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, s.url+"/invoices/5105600102/approvals",
-		strings.NewReader(`{"proposed_action":"`+action+`","justification":"Unit price 135.00 is 8 % over the PO price 125.00."}`))
-	req.Header.Set("Content-Type", "application/json")
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	if err != nil {
+		s.t.Fatal(err)
+	}
 	req.Header.Set("X-API-Key", agentKey)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if run != "" {
+		req.Header.Set("X-Run-Id", run)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
-	p := read(s.t, resp)
-	m := regexp.MustCompile(`"approval_id":"(A[0-9]+)"`).FindStringSubmatch(p.body)
+	return read(s.t, resp)
+}
+
+var approvalIDField = regexp.MustCompile(`"approval_id":"(A[0-9]+)"`)
+
+// requestApproval has the agent ask for a person's decision on 5105600102,
+// over the auto-approve limit, through the API.
+func (s *site) requestApproval(action string) string {
+	s.t.Helper()
+	return s.requestApprovalIn(action, "")
+}
+
+// requestApprovalIn is requestApproval in the agent's run.
+func (s *site) requestApprovalIn(action, run string) string {
+	s.t.Helper()
+	p := s.agent(http.MethodPost, "/invoices/5105600102/approvals",
+		`{"proposed_action":"`+action+`","justification":"Unit price 135.00 is 8 % over the PO price 125.00."}`, run)
+	m := approvalIDField.FindStringSubmatch(p.body)
 	if p.status != http.StatusOK || m == nil || !strings.Contains(p.body, `"status":"pending"`) {
 		s.t.Fatalf("request_approval: %d %s", p.status, p.body)
 	}
@@ -317,8 +340,9 @@ func TestDecisionsAndSegregationOfDuties(t *testing.T) {
 		t.Fatalf("after the requester's decision: %s, want pending", got)
 	}
 
-	// The agent's two approvals: one approved, one rejected by m.keller.
-	approve, reject := s.requestApproval("accept_variance"), s.requestApproval("post_as_invoiced")
+	// The agent's two approvals, one after the other (an invoice has one
+	// pending approval at a time): one approved, one rejected by m.keller.
+	approve := s.requestApproval("accept_variance")
 	p = keller.post("/console/approvals/"+approve+"/decision", url.Values{"csrf_token": {tok}, "decision": {"approve"}, "reason": {"Surcharge confirmed."}})
 	if p.status != http.StatusSeeOther || !strings.Contains(p.location, "done=approved") {
 		t.Fatalf("approve: got %d to %q", p.status, p.location)
@@ -326,6 +350,7 @@ func TestDecisionsAndSegregationOfDuties(t *testing.T) {
 	if f := keller.get(p.location); !strings.Contains(f.body, "Approval "+approve+" approved.") {
 		t.Errorf("the approvals page does not confirm the decision")
 	}
+	reject := s.requestApproval("post_as_invoiced")
 	p = keller.post("/console/approvals/"+reject+"/decision", url.Values{"csrf_token": {tok}, "decision": {"reject"}, "reason": {"Credit note not agreed."}})
 	if p.status != http.StatusSeeOther {
 		t.Fatalf("reject: got %d %s", p.status, p.body)
@@ -389,8 +414,11 @@ func TestHandoverTakeAndResolve(t *testing.T) {
 	if !strings.Contains(p.body, `href="/console/handovers/`+id+`"`) {
 		t.Fatalf("the ap_queue list lacks %s", id)
 	}
+	if !strings.Contains(p.body, `<td><a href="/console/cases/5105600103">5105600103</a></td>`) {
+		t.Errorf("the handovers list does not link invoice 5105600103 to its case")
+	}
 	p = b.get("/console/handovers/" + id)
-	for _, want := range []string{"PO_NOT_FOUND", "LOOP_DETECTED", "fix_input_and_retry", "route_to_person", "4500019822",
+	for _, want := range []string{`<dd><a href="/console/cases/5105600103">5105600103</a></dd>`, "PO_NOT_FOUND", "LOOP_DETECTED", "fix_input_and_retry", "route_to_person", "4500019822",
 		"run-0042", "run_three_way_match", "Invoice references PO 4500019822"} {
 		if !strings.Contains(p.body, want) {
 			t.Errorf("handover page lacks %q", want)
@@ -471,6 +499,8 @@ func TestPagesRender(t *testing.T) {
 		"/console/runs?run_id=nope":          "holds no run",
 		"/console/health":                    "sqlite",
 		"/console/approvals?status=approved": "Approvals",
+		"/console/approvals?status=any":      "No approvals.",
+		"/console/cases/5105600101":          "has no case yet",
 	} {
 		p := b.get(path)
 		if p.status != http.StatusOK || !strings.Contains(p.body, want) {
@@ -497,6 +527,194 @@ func TestPagesRender(t *testing.T) {
 	// The API around the console still answers in five fields.
 	if p := b.get("/nowhere"); p.status != http.StatusNotFound || !strings.Contains(p.body, `"code":"INVALID_REQUEST"`) {
 		t.Errorf("unknown API route: %d %s", p.status, p.body)
+	}
+}
+
+var (
+	caseState   = regexp.MustCompile(`id="case-state">([a-z_]+)<`)
+	caseVersion = regexp.MustCompile(`<span id="case-version">([0-9]+)</span>`)
+	// caseEvent is a row of the case page's history: its version and kind.
+	caseEvent = regexp.MustCompile(`<tr><td>[^<]*</td><td>([0-9]+)</td><td>[^<]*<code>([a-z_.]+)</code></td>`)
+)
+
+// checkCasePage checks that p, the case page of 5105600102, shows the case
+// as the records hold it: state, version, counts and every event in order.
+func checkCasePage(t *testing.T, s *site, p page, state string) records.Case {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := s.records.Case(ctx, "5105600102")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := s.records.CaseEvents(ctx, "5105600102", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.status != http.StatusOK {
+		t.Fatalf("case page: %d %s", p.status, p.body)
+	}
+	if m := caseState.FindStringSubmatch(p.body); m == nil || m[1] != state || cs.State != state {
+		t.Errorf("case page state %v, records %s, want %s", m, cs.State, state)
+	}
+	if m := caseVersion.FindStringSubmatch(p.body); m == nil || m[1] != fmt.Sprint(cs.Version) {
+		t.Errorf("case page version %v, want %d", m, cs.Version)
+	}
+	if want := fmt.Sprintf(`<span id="case-calls">%d</span> calls in <span id="case-runs">%d</span> runs`, cs.Calls, cs.Runs); !strings.Contains(p.body, want) {
+		t.Errorf("case page lacks %q", want)
+	}
+	rows := caseEvent.FindAllStringSubmatch(p.body, -1)
+	if len(rows) != len(evs) {
+		t.Fatalf("case page shows %d events, the records hold %d: %v", len(rows), len(evs), rows)
+	}
+	for i, ev := range evs {
+		if rows[i][1] != fmt.Sprint(ev.Version) || rows[i][2] != ev.Kind {
+			t.Errorf("history row %d: version %s %s, want %d %s", i, rows[i][1], rows[i][2], ev.Version, ev.Kind)
+		}
+	}
+	return cs
+}
+
+var caseLink = regexp.MustCompile(`href="(/console/cases/5105600102)"`)
+
+func TestCasePage(t *testing.T) {
+	s := newSite(t)
+	const run = "run-case-0102"
+	// The agent asks for a decision and holds the invoice until it is
+	// taken, in one run.
+	approval := s.requestApprovalIn("accept_variance", run)
+	p := s.agent(http.MethodPost, "/invoices/5105600102/hold", `{"reason":"Approval `+approval+` is pending a person's decision."}`, run)
+	m := regexp.MustCompile(`"hold_id":"(H[0-9]+)"`).FindStringSubmatch(p.body)
+	if p.status != http.StatusOK || m == nil || !strings.Contains(p.body, `"approval_id":"`+approval+`"`) {
+		t.Fatalf("hold: %d %s, want held waiting for %s", p.status, p.body, approval)
+	}
+	hold := m[1]
+
+	b := s.browser()
+	b.signIn(kellerKey)
+	// The holds page says what the hold waits for, and leads to the
+	// approval and to the case.
+	holds := b.get("/console/holds")
+	approvalLink := `href="/console/approvals?invoice_id=5105600102&amp;status=any#approval-` + approval + `"`
+	for _, want := range []string{`<tr id="hold-` + hold + `">`, "Decision on approval <a " + approvalLink + ">" + approval + "</a>"} {
+		if !strings.Contains(holds.body, want) {
+			t.Errorf("holds page lacks %q", want)
+		}
+	}
+	link := caseLink.FindStringSubmatch(holds.body)
+	if link == nil {
+		t.Fatalf("the holds page does not link 5105600102 to its case: %s", holds.body)
+	}
+	p = b.get(link[1])
+	before := checkCasePage(t, s, p, records.CaseOnHold)
+	for _, want := range []string{
+		`<a href="/console/holds?invoice_id=5105600102#hold-` + hold + `">` + hold + `</a> held`,
+		"<a " + approvalLink + ">" + approval + `</a> <span class="tag">pending</span>`,
+		"approval.requested", "hold.placed",
+		`<a href="/console/runs?run_id=` + run + `">` + run + `</a>`,
+	} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("case page on hold lacks %q", want)
+		}
+	}
+	if before.Version < 2 {
+		t.Errorf("version %d after an approval and a hold, want at least 2", before.Version)
+	}
+	// The approval link of the holds page shows the approval, to decide.
+	a := b.get(strings.ReplaceAll(strings.TrimSuffix(strings.TrimPrefix(approvalLink, `href="`), `"`), "&amp;", "&"))
+	if !strings.Contains(a.body, `id="approval-`+approval+`"`) || !strings.Contains(a.body, `action="/console/approvals/`+approval+`/decision"`) {
+		t.Fatalf("the approval link leads to no decision form of %s: %d", approval, a.status)
+	}
+
+	// The person's decision releases the hold; the case is ready to post.
+	tok := csrfInput.FindStringSubmatch(a.body)[1]
+	if p := b.post("/console/approvals/"+approval+"/decision", url.Values{"csrf_token": {tok}, "decision": {"approve"},
+		"reason": {"Surcharge confirmed with the supplier."}}); p.status != http.StatusSeeOther {
+		t.Fatalf("decision: %d %s", p.status, p.body)
+	}
+	// The approved approval on the approvals page leads to the case too.
+	approved := b.get("/console/approvals?status=approved")
+	link = caseLink.FindStringSubmatch(approved.body)
+	if link == nil {
+		t.Fatalf("the approvals page does not link 5105600102 to its case")
+	}
+	p = b.get(link[1])
+	after := checkCasePage(t, s, p, records.CaseReady)
+	if after.Version <= before.Version {
+		t.Errorf("version %d after the decision, was %d", after.Version, before.Version)
+	}
+	for _, want := range []string{"approval.decided", "hold.released", "none open", `<span class="tag">approved</span>`,
+		`<a href="/console/holds?invoice_id=5105600102&amp;status=released#hold-` + hold + `">` + hold + `</a>`} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("case page after the decision lacks %q", want)
+		}
+	}
+
+	// Anyone signed in reads a case, the AP team too; nobody else.
+	reviewer := s.browser()
+	reviewer.signIn(reviewerKey)
+	if p := reviewer.get("/console/cases/5105600102"); p.status != http.StatusOK || !strings.Contains(p.body, "approval.decided") {
+		t.Errorf("case page for the AP team: %d", p.status)
+	}
+	if p := s.browser().get("/console/cases/5105600102"); p.status != http.StatusSeeOther || !strings.HasPrefix(p.location, "/console/sign-in") {
+		t.Errorf("case page signed out: got %d to %q, want the sign-in", p.status, p.location)
+	}
+	// An invoice without a case yet is said so; an id of another form is
+	// no page.
+	if p := b.get("/console/cases/5105600106"); p.status != http.StatusOK || !strings.Contains(p.body, "has no case yet") {
+		t.Errorf("an invoice without a case: %d, want 200 saying so", p.status)
+	}
+	for _, path := range []string{"/console/cases/510560010", "/console/cases/51056001020", "/console/cases/510560010x",
+		"/console/cases/5105600102%20", "/console/cases/5105600102/events", "/console/cases/", "/console/cases"} {
+		if p := b.get(path); p.status != http.StatusNotFound || !strings.Contains(p.body, "INVALID_REQUEST") {
+			t.Errorf("GET %s: %d, want the 404 page", path, p.status)
+		}
+	}
+}
+
+func TestSupersededApprovals(t *testing.T) {
+	s := newSite(t)
+	first := s.requestApproval("accept_variance")
+	second := s.requestApproval("post_as_invoiced")
+	if got := s.approvalStatus(first); got != records.ApprovalSuperseded {
+		t.Fatalf("the first approval after the second: %s, want superseded", got)
+	}
+	b := s.browser()
+	b.signIn(kellerKey)
+	form := func(id string) string { return `action="/console/approvals/` + id + `/decision"` }
+
+	p := b.get("/console/approvals?status=superseded")
+	for _, want := range []string{`id="approval-` + first + `"`, `<span class="tag">superseded</span>`,
+		`<dt>Superseded by</dt><dd><a href="/console/approvals?invoice_id=5105600102&amp;status=any#approval-` + second + `">` + second + `</a></dd>`,
+		"can no longer be decided"} {
+		if !strings.Contains(p.body, want) {
+			t.Errorf("superseded approvals lack %q", want)
+		}
+	}
+	if strings.Contains(p.body, form(first)) {
+		t.Error("the superseded approval has a decision form")
+	}
+	p = b.get("/console/approvals")
+	if !strings.Contains(p.body, form(second)) || strings.Contains(p.body, `id="approval-`+first+`"`) {
+		t.Error("the pending approvals are not the second approval alone, with its form")
+	}
+	p = b.get("/console/approvals?status=any&invoice_id=5105600102")
+	if !strings.Contains(p.body, `id="approval-`+first+`"`) || !strings.Contains(p.body, `id="approval-`+second+`"`) ||
+		strings.Contains(p.body, form(first)) || !strings.Contains(p.body, form(second)) {
+		t.Error("every approval of 5105600102: want both, a form for the pending one only")
+	}
+	if p := b.get("/console/approvals?status=any&invoice_id=5105600106"); p.status != http.StatusOK || !strings.Contains(p.body, "No approvals of invoice 5105600106.") {
+		t.Errorf("approvals of an invoice without any: %d", p.status)
+	}
+	for _, path := range []string{"/console/approvals?invoice_id=51056", "/console/approvals?status=gone", "/console/holds?invoice_id=x"} {
+		if p := b.get(path); p.status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", path, p.status)
+		}
+	}
+	// A decision sent for it all the same is refused by the API.
+	tok := b.token("/console/approvals")
+	p = b.post("/console/approvals/"+first+"/decision", url.Values{"csrf_token": {tok}, "decision": {"approve"}, "reason": {"Checked."}})
+	if p.status != http.StatusConflict || !strings.Contains(p.body, "APPROVAL_SUPERSEDED") || !strings.Contains(p.body, second) {
+		t.Errorf("deciding a superseded approval: got %d, want 409 APPROVAL_SUPERSEDED naming %s", p.status, second)
 	}
 }
 

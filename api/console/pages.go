@@ -84,7 +84,35 @@ var (
 	approvalForm = regexp.MustCompile(`^A[0-9]{7,}$`)
 	holdForm     = regexp.MustCompile(`^H[0-9]{7,}$`)
 	runForm      = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,128}$`)
+	invoiceForm  = regexp.MustCompile(`^[0-9]{10}$`)
 )
+
+// invoiceFilter reads a list's invoice_id filter: empty for every
+// invoice.
+func invoiceFilter(r *http.Request) (string, *problem) {
+	id := r.URL.Query().Get("invoice_id")
+	if id != "" && !invoiceForm.MatchString(id) {
+		pr := problemOf(errmap.Invalid("invoice_id", "must be an invoice id of 10 digits, such as 5105600102"))
+		return "", &pr
+	}
+	return id, nil
+}
+
+// approvalHref is where an invoice's approval is shown: among every
+// approval of the invoice, whatever its status.
+func approvalHref(invoiceID, id string) string {
+	return "/console/approvals?" + url.Values{"status": {statusAny}, "invoice_id": {invoiceID}}.Encode() + "#approval-" + id
+}
+
+// holdHref is where an invoice's hold is shown: among the invoice's held
+// holds, or its holds that ended.
+func holdHref(invoiceID, id string, held bool) string {
+	q := url.Values{"invoice_id": {invoiceID}}
+	if !held {
+		q.Set("status", records.HoldReleased)
+	}
+	return "/console/holds?" + q.Encode() + "#hold-" + id
+}
 
 var handoverStatuses = []string{records.HandoverQueued, records.HandoverTaken, records.HandoverResolved}
 
@@ -227,24 +255,34 @@ func (c *Console) internal(w http.ResponseWriter, r *http.Request, p person, err
 	c.failAs(w, r, p, problemOf(errmap.Map(err)))
 }
 
-var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected}
+var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected, records.ApprovalSuperseded}
+
+// statusAny selects approvals of every status.
+const statusAny = "any"
 
 type approvalsData struct {
 	Statuses  []string
 	Status    string
+	InvoiceID string
 	Approvals []records.Approval
 	Next      string
 }
 
-// approvals lists approvals, pending by default, each pending one with its
-// approve and reject form.
+// approvals lists approvals, pending by default, of one invoice or all,
+// each pending one with its approve and reject form; a superseded one
+// names the approval that took its place and can no longer be decided.
 func (c *Console) approvals(w http.ResponseWriter, r *http.Request, p person) {
 	status := r.URL.Query().Get("status")
 	if status == "" {
 		status = records.ApprovalPending
 	}
-	if !slices.Contains(approvalStatuses, status) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be one of "+strings.Join(approvalStatuses, ", "))))
+	if status != statusAny && !slices.Contains(approvalStatuses, status) {
+		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be "+statusAny+" or one of "+strings.Join(approvalStatuses, ", "))))
+		return
+	}
+	invoice, pr := invoiceFilter(r)
+	if pr != nil {
+		c.failAs(w, r, p, *pr)
 		return
 	}
 	pg, pr := c.listPage(r, approvalForm)
@@ -252,12 +290,16 @@ func (c *Console) approvals(w http.ResponseWriter, r *http.Request, p person) {
 		c.failAs(w, r, p, *pr)
 		return
 	}
-	list, err := c.records.ListApprovals(r.Context(), records.ApprovalFilter{Status: status, Page: pg})
+	f := records.ApprovalFilter{Status: status, InvoiceID: invoice, Page: pg}
+	if status == statusAny {
+		f.Status = ""
+	}
+	list, err := c.records.ListApprovals(r.Context(), f)
 	if err != nil {
 		c.internal(w, r, p, err)
 		return
 	}
-	d := approvalsData{Statuses: approvalStatuses, Status: status, Approvals: list}
+	d := approvalsData{Statuses: approvalStatuses, Status: status, InvoiceID: invoice, Approvals: list}
 	if len(list) > 0 {
 		d.Next = nextLink(r, len(list), pg.Limit, list[len(list)-1].ID)
 	}
@@ -299,13 +341,15 @@ type holdRow struct {
 }
 
 type holdsData struct {
-	Status string
-	Holds  []holdRow
-	Next   string
+	Status    string
+	InvoiceID string
+	Holds     []holdRow
+	Next      string
 }
 
-// holds lists the holds, held by default or released, each with the goods
-// receipts it awaits, its next re-check and its events.
+// holds lists the holds, held by default or ended, of one invoice or all,
+// each with what it waits for (goods receipts, an approval's decision, a
+// date), its next re-check and its events.
 func (c *Console) holds(w http.ResponseWriter, r *http.Request, p person) {
 	status := r.URL.Query().Get("status")
 	if status == "" {
@@ -315,17 +359,22 @@ func (c *Console) holds(w http.ResponseWriter, r *http.Request, p person) {
 		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be held or released")))
 		return
 	}
+	invoice, pr := invoiceFilter(r)
+	if pr != nil {
+		c.failAs(w, r, p, *pr)
+		return
+	}
 	pg, pr := c.listPage(r, holdForm)
 	if pr != nil {
 		c.failAs(w, r, p, *pr)
 		return
 	}
-	list, err := c.records.ListHolds(r.Context(), records.HoldFilter{Status: status, Page: pg})
+	list, err := c.records.ListHolds(r.Context(), records.HoldFilter{Status: status, InvoiceID: invoice, Page: pg})
 	if err != nil {
 		c.internal(w, r, p, err)
 		return
 	}
-	d := holdsData{Status: status, Holds: make([]holdRow, 0, len(list))}
+	d := holdsData{Status: status, InvoiceID: invoice, Holds: make([]holdRow, 0, len(list))}
 	for _, h := range list {
 		evs, err := c.records.HoldEvents(r.Context(), h.ID)
 		if err != nil {

@@ -13,8 +13,9 @@ import (
 	"github.com/erpgate/erpgate/errmap"
 )
 
-// pageNames are the templates beside layout.html, one per page.
-var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "holds", "runs", "health", "docs"}
+// pageNames are the templates beside layout.html and parts.html (what
+// several pages show alike), one per page.
+var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "holds", "runs", "health", "docs", "case"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
@@ -38,12 +39,17 @@ var funcs = template.FuncMap{
 		return string(b)
 	},
 	"lower": strings.ToLower,
+	// invoiceID reports whether s is of the form of an invoice id, whose
+	// case page a link may lead to.
+	"invoiceID":    invoiceForm.MatchString,
+	"approvalHref": approvalHref,
+	"holdHref":     holdHref,
 }
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := make(map[string]*template.Template, len(pageNames))
 	for _, name := range pageNames {
-		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/"+name+".html")
+		t, err := template.New("layout.html").Funcs(funcs).ParseFS(templateFiles, "templates/layout.html", "templates/parts.html", "templates/"+name+".html")
 		if err != nil {
 			return nil, fmt.Errorf("console: template %s: %w", name, err)
 		}

@@ -117,6 +117,9 @@ const (
 	LimitCorrectedRetry  = "corrected_retry"
 	LimitERPWait         = "erp_wait"
 	LimitIdenticalRepeat = "identical_repeat"
+	// LimitInvoiceCap: the invoice's own cap across runs, counted in its
+	// case.
+	LimitInvoiceCap = "invoice_cap"
 )
 
 // Limit refuses a call of a run that breaks one of the run's limits.
@@ -134,6 +137,12 @@ type Limit struct {
 	// PreviousCode is the outcome of the call repeated, for
 	// LimitIdenticalRepeat; "" while it runs.
 	PreviousCode string
+	// CaseVersion is the invoice's case version the repeat saw unchanged,
+	// for LimitIdenticalRepeat; 0 for a call about no case.
+	CaseVersion int64
+	// Calls and Runs are the invoice's counts, and CapCalls and CapRuns
+	// its caps, for LimitInvoiceCap.
+	Calls, Runs, CapCalls, CapRuns int
 }
 
 func (e Limit) Error() string {

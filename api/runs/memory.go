@@ -98,6 +98,7 @@ func clone(st *State) *State {
 	out.Used = maps.Clone(st.Used)
 	out.NotFound = maps.Clone(st.NotFound)
 	out.GRMissing = maps.Clone(st.GRMissing)
+	out.GRMissingAt = maps.Clone(st.GRMissingAt)
 	out.WaitUntil = maps.Clone(st.WaitUntil)
 	out.fill()
 	return &out

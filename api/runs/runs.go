@@ -1,9 +1,19 @@
 // Package runs keeps the history of agent runs and enforces the limits that
-// stop an agent looping, outside the model: no identical repeat, one
-// corrected retry after a not-found, no goods-receipt lookup again after
-// GR_MISSING, and a tool-call budget per invoice. The state lives in a
-// Store: in memory for one replica, in Redis for several behind a load
-// balancer.
+// stop an agent looping, outside the model: no identical repeat with
+// nothing changed in between, one corrected retry after a not-found, no
+// goods-receipt lookup again after GR_MISSING until something changed, a
+// tool-call budget per invoice, and a cap per invoice across runs. The state
+// lives in a Store: in memory for one replica, in Redis for several behind a
+// load balancer.
+//
+// What "changed" means is the invoice's case (erp/records): its version
+// moves whenever something an answer depends on moves (an approval decided,
+// a hold released, a goods receipt seen, …). Each call records the version
+// it came in at; a repeat of it is a loop only at the same version. A
+// create (an approval request, a hold, a handover) repeated with the same
+// arguments is the same create, answered with the record it made, never a
+// loop. So no next_action the gateway gives is refused when the agent
+// follows it: once, and for a wait, after the thing waited for arrived.
 package runs
 
 import (
@@ -34,15 +44,31 @@ type Limits struct {
 	// reached. By default such calls are refused: a limit that silently
 	// disappears is no limit.
 	FailOpen bool
+	// InvoiceCalls caps the calls about one invoice across all runs, and
+	// InvoiceRuns the runs that work on it, both counted in its case.
+	// Default 200 and 10. hand_over does not count.
+	InvoiceCalls, InvoiceRuns int
 }
 
 // DefaultBudget is the per-invoice tool-call budget when Limits leaves it
 // zero.
 const DefaultBudget = 20
 
+// The per-invoice caps across runs when Limits leaves them zero.
+const (
+	DefaultInvoiceCalls = 200
+	DefaultInvoiceRuns  = 10
+)
+
 func (l Limits) withDefaults() Limits {
 	if l.Budget <= 0 {
 		l.Budget = DefaultBudget
+	}
+	if l.InvoiceCalls <= 0 {
+		l.InvoiceCalls = DefaultInvoiceCalls
+	}
+	if l.InvoiceRuns <= 0 {
+		l.InvoiceRuns = DefaultInvoiceRuns
 	}
 	if l.TTL <= 0 {
 		l.TTL = 24 * time.Hour
@@ -59,18 +85,36 @@ type Call struct {
 	BudgetFree bool
 	// POItem is "po/item" for get_goods_receipt, else "".
 	POItem string
+	// Create marks an operation that makes a record the same arguments in
+	// the same run find again: its repeat is the same create, never a loop.
+	Create bool
+	// Case is the invoice's case as the call came in; zero for a call
+	// about no case.
+	Case Case
+}
+
+// Case is what the guard knows of the invoice's case a call is about.
+type Case struct {
+	InvoiceID string `json:"invoice_id"`
+	Version   int64  `json:"version"`
+	// Calls and Runs count the calls about the invoice, this one
+	// included, and the runs that made them, across all runs.
+	Calls int `json:"-"`
+	Runs  int `json:"-"`
 }
 
 // Record is one call in a run's history.
 type Record struct {
-	Seq       int          `json:"seq"`
-	At        time.Time    `json:"at"`
-	Operation string       `json:"operation"`
-	InvoiceID string       `json:"invoice_id,omitempty"`
-	Digest    string       `json:"digest"`
-	Code      string       `json:"code"` // the outcome; "" while the call runs
-	Refused   bool         `json:"refused,omitempty"`
-	Error     *errmap.Body `json:"error,omitempty"`
+	Seq       int       `json:"seq"`
+	At        time.Time `json:"at"`
+	Operation string    `json:"operation"`
+	InvoiceID string    `json:"invoice_id,omitempty"`
+	Digest    string    `json:"digest"`
+	// CaseVersion is the invoice's case version when the call came in.
+	CaseVersion int64        `json:"case_version,omitempty"`
+	Code        string       `json:"code"` // the outcome; "" while the call runs
+	Refused     bool         `json:"refused,omitempty"`
+	Error       *errmap.Body `json:"error,omitempty"`
 }
 
 // State is everything kept about one run.
@@ -83,8 +127,10 @@ type State struct {
 	// NotFound counts, per operation, the not-found failures since its last
 	// success: 1 allows one corrected retry, 2 means it was used.
 	NotFound map[string]int `json:"not_found"`
-	// GRMissing holds the "po/item" keys found without a goods receipt.
-	GRMissing map[string]bool `json:"gr_missing"`
+	// GRMissing holds the "po/item" keys found without a goods receipt,
+	// and GRMissingAt the case each was found in, at its version.
+	GRMissing   map[string]bool `json:"gr_missing"`
+	GRMissingAt map[string]Case `json:"gr_missing_at,omitempty"`
 	// WaitUntil holds, per argument digest, when a call that found the ERP
 	// unavailable may be repeated.
 	WaitUntil map[string]time.Time `json:"wait_until"`
@@ -92,7 +138,7 @@ type State struct {
 
 func newState(id string, now time.Time) *State {
 	return &State{ID: id, Started: now, Updated: now, Used: map[string]int{}, NotFound: map[string]int{},
-		GRMissing: map[string]bool{}, WaitUntil: map[string]time.Time{}}
+		GRMissing: map[string]bool{}, GRMissingAt: map[string]Case{}, WaitUntil: map[string]time.Time{}}
 }
 
 // fill makes the maps of a decoded state usable.
@@ -105,6 +151,9 @@ func (s *State) fill() {
 	}
 	if s.GRMissing == nil {
 		s.GRMissing = map[string]bool{}
+	}
+	if s.GRMissingAt == nil {
+		s.GRMissingAt = map[string]Case{}
 	}
 	if s.WaitUntil == nil {
 		s.WaitUntil = map[string]time.Time{}
@@ -127,7 +176,7 @@ var ErrStore = errors.New("run state store unavailable")
 
 // Observer is told of every limit that refuses a call; metrics implement
 // it. kind is identical_repeat, corrected_retry, gr_missing, budget,
-// erp_wait or no_run_id.
+// erp_wait, invoice_cap or no_run_id.
 type Observer interface{ LimitTriggered(kind string) }
 
 // Guard enforces Limits on the runs in a Store.
@@ -168,7 +217,8 @@ func (g *Guard) Admit(ctx context.Context, runID string, c Call) (int, *errmap.E
 			refused = errmap.Map(*limit)
 		}
 		seq = len(st.Calls) + 1
-		rec := Record{Seq: seq, At: now, Operation: c.Operation, InvoiceID: c.InvoiceID, Digest: c.Digest}
+		rec := Record{Seq: seq, At: now, Operation: c.Operation, InvoiceID: c.InvoiceID, Digest: c.Digest,
+			CaseVersion: c.Case.Version}
 		if refused != nil {
 			b := refused.Body()
 			rec.Code, rec.Refused, rec.Error = string(refused.Code), true, &b
@@ -201,7 +251,17 @@ func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 		r.Budget = g.limits.Budget
 		return r
 	}
-	if c.POItem != "" && st.GRMissing[c.POItem] {
+	if cs := c.Case; !c.BudgetFree && cs.InvoiceID != "" &&
+		(cs.Calls > g.limits.InvoiceCalls || cs.Runs > g.limits.InvoiceRuns) {
+		r := l(refusal.LimitInvoiceCap)
+		r.InvoiceID = cs.InvoiceID
+		r.Calls, r.Runs, r.CapCalls, r.CapRuns = cs.Calls, cs.Runs, g.limits.InvoiceCalls, g.limits.InvoiceRuns
+		return r
+	}
+	// A goods receipt looked for again is a loop unless the case it was
+	// missing in has moved on: a hold placed, a receipt seen.
+	if at := st.GRMissingAt[c.POItem]; c.POItem != "" && st.GRMissing[c.POItem] &&
+		(at.InvoiceID != c.Case.InvoiceID || at.Version == c.Case.Version) {
 		r := l(refusal.LimitGRMissing)
 		r.POItem = c.POItem
 		return r
@@ -221,8 +281,13 @@ func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 			}
 			continue
 		}
+		// The same create is answered with the record it made; a call
+		// whose case has moved on since may have another answer.
+		if c.Create || r.CaseVersion != c.Case.Version {
+			continue
+		}
 		rep := l(refusal.LimitIdenticalRepeat)
-		rep.PreviousCode = r.Code
+		rep.PreviousCode, rep.CaseVersion = r.Code, c.Case.Version
 		return rep
 	}
 	return nil
@@ -260,6 +325,7 @@ func (g *Guard) Finish(ctx context.Context, runID string, seq int, c Call, code 
 		if e != nil && e.Code == errmap.GRMissing {
 			if po, item := fmt.Sprint(e.Details["po_id"]), fmt.Sprint(e.Details["item"]); e.Details["po_id"] != nil && e.Details["item"] != nil {
 				st.GRMissing[po+"/"+item] = true
+				st.GRMissingAt[po+"/"+item] = Case{InvoiceID: c.Case.InvoiceID, Version: c.Case.Version}
 			}
 		}
 		if e != nil && e.Code == errmap.ERPUnavailable {

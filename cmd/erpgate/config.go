@@ -59,6 +59,7 @@ type config struct {
 	redisURL         string
 	handoverWebhook  string
 	approvalWebhook  string
+	holdWebhook      string
 	dataDir          string
 	databaseURL      string
 	routing          erp.Routing
@@ -186,6 +187,10 @@ var settings = []setting{
 		boolSetting(func(c *config, on bool) { c.runLimits.Disabled = !on })},
 	{"run-budget", "ERPGATE_RUN_BUDGET", "20", "tool calls a run may make per invoice",
 		intSetting(1, math.MaxInt, "must be a whole number of at least 1", func(c *config, n int) { c.runLimits.Budget = n })},
+	{"invoice-calls", "ERPGATE_INVOICE_CALLS", strconv.Itoa(runs.DefaultInvoiceCalls), "tool calls one invoice may have across all runs, counted in its case; beyond it the invoice goes to a person",
+		intSetting(1, math.MaxInt, "must be a whole number of at least 1", func(c *config, n int) { c.runLimits.InvoiceCalls = n })},
+	{"invoice-runs", "ERPGATE_INVOICE_RUNS", strconv.Itoa(runs.DefaultInvoiceRuns), "runs that may take one invoice up in turn (a resumption is a run taking it from another), counted in its case",
+		intSetting(1, math.MaxInt, "must be a whole number of at least 1", func(c *config, n int) { c.runLimits.InvoiceRuns = n })},
 	{"run-ttl", "ERPGATE_RUN_TTL", "24h", "how long a run is kept after its last call",
 		durationSetting(time.Minute, "must be a duration of at least 1m", func(c *config, d time.Duration) { c.runLimits.TTL = d })},
 	{"run-strict", "ERPGATE_RUN_STRICT", "false", "refuse tool calls that carry no run id (X-Run-Id or run_id)",
@@ -202,6 +207,8 @@ var settings = []setting{
 		durationSetting(time.Second, atLeastASecond, func(c *config, d time.Duration) { c.recheckInterval = d })},
 	{"handover-webhook", "ERPGATE_HANDOVER_WEBHOOK", "", "URL told of every stored handover (JSON POST through the outbox, retried); empty for none",
 		httpURLSetting(func(c *config, v string) { c.handoverWebhook = v })},
+	{"hold-webhook", "ERPGATE_HOLD_WEBHOOK", "", "URL of the agent's platform, told of every hold released and every approval decided (JSON POST through the outbox, retried), so that the run waiting on the invoice goes on; empty for none",
+		httpURLSetting(func(c *config, v string) { c.holdWebhook = v })},
 	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state shared by replicas, e.g. redis://redis:6379/0; empty keeps it in memory",
 		parseRedisURL},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post), comma separated; empty means no authentication",

@@ -137,7 +137,7 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 		OAuthScopeClaim: cfg.oauth.scopeClaim,
 		RateLimit:       cfg.rateLimit, RateWindow: cfg.rateWindow, MaxKeysPerClient: keyCap(cfg.maxKeys),
 		AuthFailLimit: cfg.authFailLimit, TrustedProxies: cfg.trustedProxies,
-		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook,
+		HandoverWebhook: cfg.handoverWebhook, ApprovalWebhook: cfg.approvalWebhook, HoldWebhook: cfg.holdWebhook,
 		ConsoleSecret: cfg.consoleSecret,
 		RecheckEvery:  cfg.recheckEvery, RecheckInterval: cfg.recheckInterval, RunReadTTL: cfg.runReadTTL, MaxRuns: cfg.maxRuns,
 		Now: cfg.now, Logger: logger,

@@ -98,6 +98,11 @@ func (s storeClock) ReleaseHold(ctx context.Context, ev records.HoldEvent) error
 	return s.Store.ReleaseHold(ctx, ev)
 }
 
+func (s storeClock) HoldAwaiting(ctx context.Context, holdID string, awaiting []records.POItemRef, at time.Time) error {
+	defer since(ctx, "HoldAwaiting", time.Now())
+	return s.Store.HoldAwaiting(ctx, holdID, awaiting, at)
+}
+
 func (s storeClock) HoldEvents(ctx context.Context, holdID string) ([]records.HoldEvent, error) {
 	defer since(ctx, "HoldEvents", time.Now())
 	return s.Store.HoldEvents(ctx, holdID)
@@ -181,6 +186,26 @@ func (s storeClock) ClaimWrite(ctx context.Context, c records.WriteClaim, now ti
 func (s storeClock) Settle(ctx context.Context, st records.Settlement) error {
 	defer since(ctx, "Settle", time.Now())
 	return s.Store.Settle(ctx, st)
+}
+
+func (s storeClock) Case(ctx context.Context, invoiceID string) (records.Case, error) {
+	defer since(ctx, "Case", time.Now())
+	return s.Store.Case(ctx, invoiceID)
+}
+
+func (s storeClock) CaseEvents(ctx context.Context, invoiceID string, limit int) ([]records.CaseEvent, error) {
+	defer since(ctx, "CaseEvents", time.Now())
+	return s.Store.CaseEvents(ctx, invoiceID, limit)
+}
+
+func (s storeClock) TouchCase(ctx context.Context, ref records.CaseRef, runID string) (records.Case, error) {
+	defer since(ctx, "TouchCase", time.Now())
+	return s.Store.TouchCase(ctx, ref, runID)
+}
+
+func (s storeClock) RecordPosting(ctx context.Context, invoiceID, approvalID, runID string, at time.Time) (records.Case, error) {
+	defer since(ctx, "RecordPosting", time.Now())
+	return s.Store.RecordPosting(ctx, invoiceID, approvalID, runID, at)
 }
 
 func (s storeClock) AppendAudit(ctx context.Context, e records.AuditEntry) error {

@@ -1,9 +1,11 @@
-// Package recheck re-checks held invoices on a schedule. An invoice is put
-// on hold when the goods receipt for a goods-receipt-based purchase order
-// item is missing; a Scheduler later reads the invoice, its purchase order
-// items and their goods receipts again and releases the hold in the
-// gateway's records once no item waits any more, by the same rule the
-// three-way match answers GR_MISSING by.
+// Package recheck re-checks held invoices on a schedule. A hold waits for
+// something named: the goods receipts of goods-receipt-based purchase order
+// items, an approval's decision, or a date. A decision releases its hold at
+// once, in the records' own transaction; a Scheduler re-checks the rest: it
+// reads the invoice, its purchase order items and their goods receipts
+// again and releases the hold once nothing is awaited any more, by the same
+// rule the three-way match answers GR_MISSING by. A receipt that arrives
+// while another is still awaited is recorded too: it changes the case.
 //
 // The holds live in the gateway's records (erp/records); ClaimDueHolds
 // hands each due hold to one scheduler of all the replicas sharing the
@@ -16,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/erpgate/erpgate/erp"
@@ -50,6 +53,8 @@ type Holds interface {
 	ClaimDueHolds(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]records.Hold, error)
 	RescheduleHold(ctx context.Context, id string, next time.Time, checked bool, at time.Time) error
 	ReleaseHold(ctx context.Context, ev records.HoldEvent) error
+	HoldAwaiting(ctx context.Context, holdID string, awaiting []records.POItemRef, at time.Time) error
+	Approval(ctx context.Context, id string) (records.Approval, error)
 }
 
 // Receipts is what the Scheduler reads from the ERP; erp.Process provides
@@ -186,8 +191,13 @@ func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
 		case kind == "":
 			rep.Waiting++
 			next := now.Add(s.every)
-			log.InfoContext(ctx, "recheck: goods receipt still missing", "outcome", "waiting", "awaiting", awaited, "next_check_at", next)
-			werr = s.holds.RescheduleHold(wctx, h.ID, next, true, now)
+			log.InfoContext(ctx, "recheck: still waiting", "outcome", "waiting", "awaiting", awaited, "next_check_at", next)
+			if len(awaited) < len(h.Awaiting) {
+				werr = s.holds.HoldAwaiting(wctx, h.ID, awaited, now)
+			}
+			if werr == nil {
+				werr = s.holds.RescheduleHold(wctx, h.ID, next, true, now)
+			}
 			s.observe(false)
 		default:
 			if kind == released {
@@ -222,7 +232,18 @@ func (s *Scheduler) observe(rel bool) {
 // check reads the invoice and the items it waits for. It returns the kind
 // of ending (released or closed) with a note, or "" with the items still
 // awaited.
-func (s *Scheduler) check(ctx context.Context, h records.Hold) (kind, note string, awaited []string, err error) {
+func (s *Scheduler) check(ctx context.Context, h records.Hold) (kind, note string, awaited []records.POItemRef, err error) {
+	if h.ApprovalID != "" {
+		// The decision releases the hold itself; until then the hold
+		// waits, whatever else has arrived.
+		a, err := s.holds.Approval(ctx, h.ApprovalID)
+		if err != nil && !errors.Is(err, records.ErrNotFound) {
+			return "", "", nil, err
+		}
+		if err == nil && a.Status == records.ApprovalPending {
+			return "", "", h.Awaiting, nil
+		}
+	}
 	inv, err := s.invoices.Invoice(ctx, h.InvoiceID)
 	var nf *erp.NotFoundError
 	switch {
@@ -238,12 +259,27 @@ func (s *Scheduler) check(ctx context.Context, h records.Hold) (kind, note strin
 		return "", "", nil, err
 	}
 	if len(items) == 0 {
-		return released, "every goods-receipt-based item has its goods receipt", nil, nil
+		if len(h.Awaiting) == 0 {
+			return released, "the re-check date arrived and nothing is awaited", nil, nil
+		}
+		return released, "goods receipts arrived for " + itemList(h.Awaiting), nil, nil
 	}
 	for _, it := range items {
-		awaited = append(awaited, it.POID+"/"+it.Item)
+		awaited = append(awaited, records.POItemRef{POID: it.POID, Item: it.Item})
 	}
 	return "", "", awaited, nil
+}
+
+// itemList names PO items for a note: "4500018822/20, 4500018822/30".
+func itemList(items []records.POItemRef) string {
+	var b strings.Builder
+	for i, it := range items {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(it.POID + "/" + it.Item)
+	}
+	return b.String()
 }
 
 // Run calls RunOnce at once and then every Interval until ctx ends,

@@ -5,36 +5,83 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
 const approvalCols = `id, invoice_id, fiscal_year, company_code, status, approver, proposed_action,
 	justification, amount, currency, requested_by, requested_at, decided_by, decision_reason,
-	decided_at, dedupe`
+	decided_at, dedupe, superseded_by`
 
 func scanApproval(sc scanner) (Approval, error) {
 	var a Approval
 	var id int64
 	err := sc.Scan(&id, &a.InvoiceID, &a.FiscalYear, &a.CompanyCode, &a.Status, &a.Approver,
 		&a.ProposedAction, &a.Justification, &a.Amount, &a.Currency, &a.RequestedBy,
-		timeCol{&a.RequestedAt}, &a.DecidedBy, &a.DecisionReason, timeCol{&a.DecidedAt}, &a.Dedupe)
+		timeCol{&a.RequestedAt}, &a.DecidedBy, &a.DecisionReason, timeCol{&a.DecidedAt}, &a.Dedupe, &a.SupersededBy)
 	a.ID = approvalIDs.format(id)
 	return a, err
 }
 
-// CreateApproval stores a with a new id, or returns the approval with
-// a.Dedupe; with notify a new approval queues a DeliveryApproval in the same
-// transaction.
+// errDedupeTaken rolls back a CreateApproval whose dedupe another create
+// took while it ran, with the approvals it superseded: the approval the
+// other create made is the answer.
+var errDedupeTaken = errors.New("records: the dedupe was taken")
+
+// CreateApproval stores a with a new id, superseding the approvals it
+// takes the place of, or returns the approval with a.Dedupe; all of it in
+// one transaction with the invoice's case locked. With notify a new
+// approval queues a DeliveryApproval in the same transaction.
 func (s *sqlStore) CreateApproval(ctx context.Context, a Approval, notify bool) (Approval, bool, error) {
 	if a.Status == "" {
 		a.Status = ApprovalPending
 	}
 	a.RequestedAt = nowIfZero(a.RequestedAt)
 	a.DecidedAt = normTime(a.DecidedAt)
+	a.SupersededBy = ""
 	created := false
-	// Without a delivery to queue, the record is one insert (or, for a
-	// record made before, the read of it) and needs no transaction.
-	err := s.inTxFor(ctx, notify, func(tx querier) error {
+	// A decided approval may release a hold, which with HoldEvents queues
+	// a webhook.
+	durable := notify || s.holdEvents && a.Status != ApprovalPending
+	err := s.inRecordTx(ctx, durable, func(tx *sql.Tx) error {
+		if a.Dedupe != "" {
+			prev, err := s.approvalByDedupe(ctx, tx, a.Dedupe)
+			if err == nil {
+				a = prev
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		c, err := s.lockCase(ctx, tx, a.InvoiceID, a.RequestedAt)
+		if err != nil {
+			return err
+		}
+		// A request that waited for the case's lock may find the same
+		// proposal made meanwhile: on PostgreSQL each statement after the
+		// lock sees what committed before it.
+		if a.Dedupe != "" {
+			prev, err := s.approvalByDedupe(ctx, tx, a.Dedupe)
+			if err == nil {
+				a = prev
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		// The approvals it supersedes give up their place first: the
+		// invoice may have one pending approval only.
+		supersede := "'pending'"
+		if a.Status == ApprovalApproved {
+			supersede = "'pending', 'approved'"
+		}
+		old, err := s.supersede(ctx, tx, `UPDATE approvals SET status = 'superseded', dedupe = ''
+			WHERE invoice_id = ? AND status IN (`+supersede+`) RETURNING id`, a.InvoiceID)
+		if err != nil {
+			return err
+		}
 		id, ok, err := s.insertDeduped(ctx, tx, `INSERT INTO approvals (invoice_id, fiscal_year,
 			company_code, status, approver, proposed_action, justification, amount, currency,
 			requested_by, requested_at, decided_by, decision_reason, decided_at, dedupe)
@@ -47,20 +94,133 @@ func (s *sqlStore) CreateApproval(ctx context.Context, a Approval, notify bool) 
 			return err
 		}
 		if !ok {
-			a, err = scanApproval(tx.QueryRowContext(ctx,
-				s.d.rebind("SELECT "+approvalCols+" FROM approvals WHERE dedupe = ?"), a.Dedupe))
-			return err
+			return errDedupeTaken
 		}
 		a.ID, created = approvalIDs.format(id), true
-		if notify {
-			return s.queueDelivery(ctx, tx, DeliveryApproval, a.ID, a.RequestedAt)
+		evs, err := s.supersededBy(ctx, tx, old, a.ID)
+		if err != nil {
+			return err
 		}
-		return nil
+		evs = append(evs, CaseEvent{Kind: "approval.requested", Ref: a.ID,
+			Note: fmt.Sprintf("%s %s %s %s", a.Status, a.ProposedAction, a.Amount.StringFixed(2), a.Currency)})
+		c.ApprovalID, c.ApprovalStatus = a.ID, a.Status
+		at := a.RequestedAt
+		if !a.DecidedAt.IsZero() {
+			at = a.DecidedAt
+		}
+		h, held, err := s.heldHold(ctx, tx, a.InvoiceID)
+		if err != nil {
+			return err
+		}
+		switch {
+		case !held || h.ApprovalID == "":
+		case a.Status == ApprovalPending:
+			ev, err := s.holdWaitsFor(ctx, tx, h, a.ID, a.RequestedAt)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ev)
+		default:
+			ev, err := s.approvalMet(ctx, tx, &c, h, a, at)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ev)
+		}
+		if notify {
+			if err := s.queueDelivery(ctx, tx, DeliveryApproval, a.ID, a.RequestedAt); err != nil {
+				return err
+			}
+		}
+		return s.bumpCase(ctx, tx, &c, at, evs...)
 	})
+	if errors.Is(err, errDedupeTaken) {
+		a, err = s.approvalByDedupe(ctx, s.db, a.Dedupe)
+	}
 	if err != nil {
 		return Approval{}, false, opErr("create approval", err)
 	}
 	return a, created, nil
+}
+
+func (s *sqlStore) approvalByDedupe(ctx context.Context, q querier, dedupe string) (Approval, error) {
+	return scanApproval(q.QueryRowContext(ctx, s.d.rebind("SELECT "+approvalCols+" FROM approvals WHERE dedupe = ?"), dedupe))
+}
+
+// supersede runs update, which supersedes approvals and returns their
+// ids, and returns the ids in order.
+func (s *sqlStore) supersede(ctx context.Context, tx *sql.Tx, update string, args ...any) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, s.d.rebind(update), args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := collect(rows, func(sc scanner) (int64, error) {
+		var id int64
+		err := sc.Scan(&id)
+		return id, err
+	})
+	slices.Sort(ids)
+	return ids, err
+}
+
+// supersededBy records that the approvals old were superseded by id, and
+// returns the case events that tell of it.
+func (s *sqlStore) supersededBy(ctx context.Context, tx *sql.Tx, old []int64, id string) ([]CaseEvent, error) {
+	if len(old) == 0 {
+		return nil, nil
+	}
+	args := []any{id}
+	evs := make([]CaseEvent, len(old))
+	for i, n := range old {
+		args = append(args, n)
+		evs[i] = CaseEvent{Kind: "approval.superseded", Ref: approvalIDs.format(n), Note: "superseded by " + id}
+	}
+	_, err := s.exec(ctx, tx, "UPDATE approvals SET superseded_by = ? WHERE id IN ("+placeholders(len(old))+")", args...)
+	return evs, err
+}
+
+// holdWaitsFor makes h, a held hold that waits for an approval, wait for
+// the approval id that superseded it.
+func (s *sqlStore) holdWaitsFor(ctx context.Context, tx *sql.Tx, h Hold, id string, at time.Time) (CaseEvent, error) {
+	n, err := holdIDs.parse(h.ID)
+	if err != nil {
+		return CaseEvent{}, err
+	}
+	if _, err := s.exec(ctx, tx, "UPDATE holds SET approval_id = ? WHERE id = ?", id, n); err != nil {
+		return CaseEvent{}, err
+	}
+	note := fmt.Sprintf("waits for approval %s instead of %s", id, h.ApprovalID)
+	if err := s.addHoldEvent(ctx, tx, n, HoldEvent{At: at, Kind: "merged", Note: note}); err != nil {
+		return CaseEvent{}, err
+	}
+	return CaseEvent{Kind: "hold.merged", Ref: h.ID, Note: note}, nil
+}
+
+// approvalMet tells h, a held hold that waits for the approval a, that a
+// was decided: a hold that awaits no goods receipt is released, in tx;
+// one that does is due for its re-check at once. It returns the case
+// event that tells of it.
+func (s *sqlStore) approvalMet(ctx context.Context, tx *sql.Tx, c *caseRow, h Hold, a Approval, at time.Time) (CaseEvent, error) {
+	n, err := holdIDs.parse(h.ID)
+	if err != nil {
+		return CaseEvent{}, err
+	}
+	if len(h.Awaiting) == 0 {
+		if _, err := s.exec(ctx, tx, "UPDATE holds SET approval_id = '' WHERE id = ?", n); err != nil {
+			return CaseEvent{}, err
+		}
+		note := fmt.Sprintf("approval %s %s by %s", a.ID, a.Status, a.DecidedBy)
+		ev, _, err := s.endHold(ctx, tx, c, h.ID, HoldEvent{At: at, Kind: "released", Note: note}, "")
+		return ev, err
+	}
+	if _, err := s.exec(ctx, tx, "UPDATE holds SET approval_id = '', next_check_at = ? WHERE id = ?", s.d.timeArg(at), n); err != nil {
+		return CaseEvent{}, err
+	}
+	note := fmt.Sprintf("approval %s decided; still awaiting goods receipts", a.ID)
+	if err := s.addHoldEvent(ctx, tx, n, HoldEvent{At: at, Kind: "merged", Note: note}); err != nil {
+		return CaseEvent{}, err
+	}
+	return CaseEvent{Kind: "hold.merged", Ref: h.ID, Note: note}, nil
 }
 
 // Approval returns the approval or ErrNotFound.
@@ -79,43 +239,84 @@ func (s *sqlStore) Approval(ctx context.Context, id string) (Approval, error) {
 	return a, nil
 }
 
-// DecideApproval decides a pending approval in one conditional update; when
-// that changes nothing, the approval as it is tells why.
+// DecideApproval decides a pending approval in one conditional update,
+// in a transaction with the invoice's case locked, with what the decision
+// changes besides; when the update changes nothing, the approval as it is
+// tells why.
 func (s *sqlStore) DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error) {
 	if status != ApprovalApproved && status != ApprovalRejected {
 		return Approval{}, fmt.Errorf("records: decide approval: status %q is not a decision", status)
 	}
-	n, err := approvalIDs.parse(id)
+	invoice, err := s.invoiceOf(ctx, approvalIDs, id)
 	if err != nil {
-		return Approval{}, err
+		return Approval{}, opErr("decide approval", err)
 	}
+	n, _ := approvalIDs.parse(id)
 	at = nowIfZero(at)
-	for attempt := 0; ; attempt++ {
-		a, err := scanApproval(s.w.QueryRowContext(ctx, s.d.rebind(`UPDATE approvals
+	var a Approval
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		c, err := s.lockCase(ctx, tx, invoice, at)
+		if err != nil {
+			return err
+		}
+		a, err = scanApproval(tx.QueryRowContext(ctx, s.d.rebind(`UPDATE approvals
 			SET status = ?, decided_by = ?, decision_reason = ?, decided_at = ?
 			WHERE id = ? AND status = 'pending' AND requested_by <> ?
 			RETURNING `+approvalCols),
 			status, decidedBy, reason, s.d.timeArg(at), n, decidedBy))
-		if err == nil {
-			return a, nil
+		if errors.Is(err, sql.ErrNoRows) {
+			a, err = scanApproval(tx.QueryRowContext(ctx, s.d.rebind("SELECT "+approvalCols+" FROM approvals WHERE id = ?"), n))
+			switch {
+			case err != nil:
+				return err
+			case a.Status != ApprovalPending:
+				return fmt.Errorf("%w: %s is %s", ErrNotPending, id, a.Status)
+			case a.RequestedBy == decidedBy:
+				return ErrSameRequester
+			}
+			return fmt.Errorf("%s did not take the decision", id)
 		}
-		if !errors.Is(err, sql.ErrNoRows) {
-			return Approval{}, opErr("decide approval", err)
+		if err != nil {
+			return err
 		}
-		cur, err := s.Approval(ctx, id)
-		switch {
-		case err != nil:
-			return Approval{}, err
-		case cur.Status != ApprovalPending:
-			return cur, fmt.Errorf("%w: %s is %s", ErrNotPending, id, cur.Status)
-		case cur.RequestedBy == decidedBy:
-			return cur, ErrSameRequester
-		case attempt > 0:
-			return Approval{}, fmt.Errorf("records: decide approval: %s did not take the decision", id)
+		var evs []CaseEvent
+		if status == ApprovalApproved {
+			old, err := s.supersede(ctx, tx, `UPDATE approvals SET status = 'superseded', superseded_by = ?, dedupe = ''
+				WHERE invoice_id = ? AND id <> ? AND status IN ('pending', 'approved') RETURNING id`, id, invoice, n)
+			if err != nil {
+				return err
+			}
+			for _, o := range old {
+				evs = append(evs, CaseEvent{Kind: "approval.superseded", Ref: approvalIDs.format(o), Note: "superseded by " + id})
+			}
 		}
-		// A pending approval that the update missed was created after it
-		// ran: decide again.
+		evs = append(evs, CaseEvent{Kind: "approval.decided", Ref: id, Note: fmt.Sprintf("%s by %s: %s", status, decidedBy, reason)})
+		c.ApprovalID, c.ApprovalStatus = id, status
+		h, held, err := s.heldHold(ctx, tx, invoice)
+		if err != nil {
+			return err
+		}
+		if held && h.ApprovalID == id {
+			ev, err := s.approvalMet(ctx, tx, &c, h, a, at)
+			if err != nil {
+				return err
+			}
+			evs = append(evs, ev)
+		}
+		if s.holdEvents {
+			if err := s.queueDelivery(ctx, tx, DeliveryApprovalDecided, id, at); err != nil {
+				return err
+			}
+		}
+		return s.bumpCase(ctx, tx, &c, at, evs...)
+	})
+	switch {
+	case errors.Is(err, ErrNotPending), errors.Is(err, ErrSameRequester):
+		return a, err
+	case err != nil:
+		return Approval{}, opErr("decide approval", err)
 	}
+	return a, nil
 }
 
 // ListApprovals returns approvals, newest first.

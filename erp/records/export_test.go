@@ -1,6 +1,10 @@
 package records
 
-import "database/sql"
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
 
 // DB returns the database under s, for tests that go around the Store.
 func DB(s Store) *sql.DB { return s.(*sqlStore).db }
@@ -38,3 +42,50 @@ func LazyDB(s Store) *sql.DB { return s.(*sqlStore).lazy }
 // ClientLockSpace is the first half of the advisory lock key of a client's
 // idempotency keys.
 const ClientLockSpace = clientLockSpace
+
+// CaseState is the state of a case with the records of c.
+func CaseState(c Case) string { return caseState(c) }
+
+// OpenAtVersion opens the database at url with its schema migrated up to
+// version only, for tests of the migrations after it; the caller closes
+// the database it returns.
+func OpenAtVersion(ctx context.Context, url string, version int) (*sql.DB, error) {
+	s, err := openDB(url)
+	if err != nil {
+		return nil, err
+	}
+	if s.lazy != nil {
+		s.lazy.Close()
+	}
+	if s.db != s.w {
+		s.db.Close()
+	}
+	err = func() error {
+		ms, err := migrations(s.d)
+		if err != nil {
+			return err
+		}
+		conn, err := s.w.Conn(ctx)
+		if err != nil {
+			return err
+		}
+		defer conn.Close()
+		if _, err := conn.ExecContext(ctx, s.d.migrationsTable); err != nil {
+			return err
+		}
+		for _, m := range ms {
+			if m.version > version {
+				break
+			}
+			if _, err := applyMigration(ctx, conn, s.d, m); err != nil {
+				return fmt.Errorf("migration %s: %w", m.name, err)
+			}
+		}
+		return nil
+	}()
+	if err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	return s.w, nil
+}

@@ -22,8 +22,8 @@ func scanHandover(sc scanner) (Handover, error) {
 }
 
 // CreateHandover stores h with a new id, or returns the handover with
-// h.Dedupe; with notify a new handover queues a DeliveryHandover in the
-// same transaction.
+// h.Dedupe, in one transaction with the invoice's case locked; with notify
+// a new handover queues a DeliveryHandover in the same transaction.
 func (s *sqlStore) CreateHandover(ctx context.Context, h Handover, notify bool) (Handover, bool, error) {
 	if h.Status == "" {
 		h.Status = HandoverQueued
@@ -36,9 +36,21 @@ func (s *sqlStore) CreateHandover(ctx context.Context, h Handover, notify bool) 
 		return Handover{}, false, opErr("create handover", err)
 	}
 	created := false
-	// Without a delivery to queue, the record is one insert (or, for a
-	// record made before, the read of it) and needs no transaction.
-	err = s.inTxFor(ctx, notify, func(tx querier) error {
+	err = s.inRecordTx(ctx, notify, func(tx *sql.Tx) error {
+		if h.Dedupe != "" {
+			prev, err := s.handoverByDedupe(ctx, tx, h.Dedupe)
+			if err == nil {
+				h = prev
+				return nil
+			}
+			if !errors.Is(err, sql.ErrNoRows) {
+				return err
+			}
+		}
+		c, err := s.lockCase(ctx, tx, h.InvoiceID, h.CreatedAt)
+		if err != nil {
+			return err
+		}
 		id, ok, err := s.insertDeduped(ctx, tx, `INSERT INTO handovers (invoice_id, queue, code, summary,
 			evidence, history, status, created_by, created_at, taken_by, taken_at, resolved_by,
 			resolved_at, note, dedupe)
@@ -51,19 +63,31 @@ func (s *sqlStore) CreateHandover(ctx context.Context, h Handover, notify bool) 
 			return err
 		}
 		if !ok {
-			h, err = scanHandover(tx.QueryRowContext(ctx, s.d.rebind("SELECT "+handoverCols+" FROM handovers WHERE dedupe = ?"), h.Dedupe))
+			// Another create took the dedupe in between.
+			h, err = s.handoverByDedupe(ctx, tx, h.Dedupe)
 			return err
 		}
 		h.ID, created = handoverIDs.format(id), true
 		if notify {
-			return s.queueDelivery(ctx, tx, DeliveryHandover, h.ID, h.CreatedAt)
+			if err := s.queueDelivery(ctx, tx, DeliveryHandover, h.ID, h.CreatedAt); err != nil {
+				return err
+			}
 		}
-		return nil
+		c.HandoverID, c.HandoverStatus = h.ID, h.Status
+		note := "to " + h.Queue
+		if h.Code != "" {
+			note += ": " + h.Code
+		}
+		return s.bumpCase(ctx, tx, &c, h.CreatedAt, CaseEvent{Kind: "handover.created", Ref: h.ID, Note: note})
 	})
 	if err != nil {
 		return Handover{}, false, opErr("create handover", err)
 	}
 	return h, created, nil
+}
+
+func (s *sqlStore) handoverByDedupe(ctx context.Context, q querier, dedupe string) (Handover, error) {
+	return scanHandover(q.QueryRowContext(ctx, s.d.rebind("SELECT "+handoverCols+" FROM handovers WHERE dedupe = ?"), dedupe))
 }
 
 // Handover returns the handover or ErrNotFound.
@@ -106,35 +130,59 @@ func (s *sqlStore) ListHandovers(ctx context.Context, f HandoverFilter) ([]Hando
 // TakeHandover moves a queued handover to taken. ErrHandoverState comes
 // with the handover as it is.
 func (s *sqlStore) TakeHandover(ctx context.Context, id, by string, at time.Time) (Handover, error) {
-	return s.moveHandover(ctx, "take handover", id, `UPDATE handovers SET status = 'taken', taken_by = ?, taken_at = ?
-		WHERE id = ? AND status = 'queued'`, by, s.d.timeArg(nowIfZero(at)))
+	at = nowIfZero(at)
+	return s.moveHandover(ctx, "take handover", id, at, CaseEvent{Kind: "handover.taken", Note: "taken by " + by},
+		`UPDATE handovers SET status = 'taken', taken_by = ?, taken_at = ?
+		WHERE id = ? AND status = 'queued'`, by, s.d.timeArg(at))
 }
 
 // ResolveHandover moves a queued or taken handover to resolved with note.
 // ErrHandoverState comes with the handover as it is.
 func (s *sqlStore) ResolveHandover(ctx context.Context, id, by, note string, at time.Time) (Handover, error) {
-	return s.moveHandover(ctx, "resolve handover", id, `UPDATE handovers SET status = 'resolved', resolved_by = ?, resolved_at = ?, note = ?
-		WHERE id = ? AND status IN ('queued', 'taken')`, by, s.d.timeArg(nowIfZero(at)), note)
+	at = nowIfZero(at)
+	return s.moveHandover(ctx, "resolve handover", id, at, CaseEvent{Kind: "handover.resolved", Note: "resolved by " + by + ": " + note},
+		`UPDATE handovers SET status = 'resolved', resolved_by = ?, resolved_at = ?, note = ?
+		WHERE id = ? AND status IN ('queued', 'taken')`, by, s.d.timeArg(at), note)
 }
 
 // moveHandover runs update, a conditional UPDATE whose last placeholder is
-// the id, and returns the handover it changed; when it changed none, the
+// the id, in a transaction with the invoice's case locked and moved with
+// ev, and returns the handover it changed; when it changed none, the
 // handover as it is with ErrHandoverState, or ErrNotFound.
-func (s *sqlStore) moveHandover(ctx context.Context, op, id, update string, args ...any) (Handover, error) {
-	n, err := handoverIDs.parse(id)
+func (s *sqlStore) moveHandover(ctx context.Context, op, id string, at time.Time, ev CaseEvent, update string, args ...any) (Handover, error) {
+	invoice, err := s.invoiceOf(ctx, handoverIDs, id)
 	if err != nil {
-		return Handover{}, err
-	}
-	h, err := scanHandover(s.w.QueryRowContext(ctx, s.d.rebind(update+" RETURNING "+handoverCols), append(args, n)...))
-	if err == nil {
-		return h, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
 		return Handover{}, opErr(op, err)
 	}
-	cur, err := s.Handover(ctx, id)
-	if err != nil {
-		return Handover{}, err
+	n, _ := handoverIDs.parse(id)
+	var h Handover
+	err = s.inTx(ctx, func(tx *sql.Tx) error {
+		c, err := s.lockCase(ctx, tx, invoice, at)
+		if err != nil {
+			return err
+		}
+		h, err = scanHandover(tx.QueryRowContext(ctx, s.d.rebind(update+" RETURNING "+handoverCols), append(args, n)...))
+		if errors.Is(err, sql.ErrNoRows) {
+			h, err = scanHandover(tx.QueryRowContext(ctx, s.d.rebind("SELECT "+handoverCols+" FROM handovers WHERE id = ?"), n))
+			if err != nil {
+				return err
+			}
+			return fmt.Errorf("%w: %s is %s", ErrHandoverState, id, h.Status)
+		}
+		if err != nil {
+			return err
+		}
+		if c.HandoverID == id {
+			c.HandoverStatus = h.Status
+		}
+		ev.Ref = id
+		return s.bumpCase(ctx, tx, &c, at, ev)
+	})
+	switch {
+	case errors.Is(err, ErrHandoverState):
+		return h, err
+	case err != nil:
+		return Handover{}, opErr(op, err)
 	}
-	return cur, fmt.Errorf("%w: %s is %s", ErrHandoverState, id, cur.Status)
+	return h, nil
 }

@@ -25,6 +25,11 @@ type Options struct {
 	// SQLite, those for reads, beside its one writer). Zero means
 	// DefaultMaxConns.
 	MaxConns int
+	// HoldEvents queues a DeliveryHoldReleased for every hold released
+	// (with an event of kind "released", not "closed") and a
+	// DeliveryApprovalDecided for every approval a person decides, in the
+	// transaction that makes them.
+	HoldEvents bool
 }
 
 // DefaultMaxConns is the connection cap of a store whose Options.MaxConns
@@ -92,6 +97,7 @@ func open(ctx context.Context, rawURL string, opts Options) (*sqlStore, error) {
 	if err != nil {
 		return nil, err
 	}
+	s.holdEvents = opts.HoldEvents
 	maxConns := opts.MaxConns
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConns

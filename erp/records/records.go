@@ -37,6 +37,9 @@ const (
 	ApprovalPending  = "pending"
 	ApprovalApproved = "approved"
 	ApprovalRejected = "rejected"
+	// ApprovalSuperseded: another approval of the invoice took its place,
+	// requested before this one was decided, or approved after it was.
+	ApprovalSuperseded = "superseded"
 )
 
 // Approval is a request for a person's (or the routing's automatic)
@@ -46,7 +49,7 @@ type Approval struct {
 	InvoiceID      string
 	FiscalYear     string
 	CompanyCode    string
-	Status         string // ApprovalPending, ApprovalApproved or ApprovalRejected
+	Status         string // ApprovalPending, ApprovalApproved, ApprovalRejected or ApprovalSuperseded
 	Approver       string // the approver group the routing chose, or "auto"
 	ProposedAction string
 	Justification  string
@@ -59,7 +62,11 @@ type Approval struct {
 	DecidedAt      time.Time // zero while pending
 	// Dedupe is unique among approvals: a second CreateApproval with the
 	// same Dedupe returns the first approval. Empty: never deduplicated.
+	// A superseded approval gives its Dedupe up.
 	Dedupe string
+	// SupersededBy is the approval that superseded it; empty unless
+	// Status is ApprovalSuperseded.
+	SupersededBy string
 }
 
 // ApprovalFilter selects approvals for a list; zero fields select all.
@@ -90,7 +97,8 @@ type POItemRef struct {
 }
 
 // Hold keeps a parked invoice waiting until a re-check finds what it waits
-// for (the goods receipts of Awaiting).
+// for (the goods receipts of Awaiting), or until the approval it waits for
+// is decided. An invoice has at most one held hold.
 type Hold struct {
 	ID          string // "H0000001": assigned by the store
 	InvoiceID   string
@@ -105,6 +113,9 @@ type Hold struct {
 	CreatedAt   time.Time
 	ReleasedAt  time.Time // zero while held
 	Dedupe      string    // as Approval.Dedupe
+	ApprovalID  string    // the approval whose decision it waits for; empty for none
+	Until       time.Time // a date it waits for; zero for none
+	RunID       string    // the run that placed it; may be empty
 }
 
 // HoldFilter selects holds for a list.
@@ -118,7 +129,7 @@ type HoldFilter struct {
 type HoldEvent struct {
 	HoldID string
 	At     time.Time
-	Kind   string // "placed", "rechecked", "released", "closed"
+	Kind   string // "placed", "merged", "rechecked", "receipt_seen", "released", "closed"
 	Note   string
 }
 
@@ -161,14 +172,20 @@ type HandoverFilter struct {
 const (
 	DeliveryHandover = "handover.created"
 	DeliveryApproval = "approval.pending"
+	// DeliveryHoldReleased: a hold was released (not closed); RecordID is
+	// the hold's id. Queued only with Options.HoldEvents.
+	DeliveryHoldReleased = "hold.released"
+	// DeliveryApprovalDecided: a person decided an approval; RecordID is
+	// the approval's id. Queued only with Options.HoldEvents.
+	DeliveryApprovalDecided = "approval.decided"
 )
 
 // Delivery is one webhook notification in the outbox, written in the same
 // transaction as the record it tells of, and delivered at least once.
 type Delivery struct {
 	ID          string // "D0000001": stable across retries, so a receiver can drop repeats
-	Kind        string // DeliveryHandover or DeliveryApproval
-	RecordID    string // the handover or approval id
+	Kind        string // DeliveryHandover, DeliveryApproval, DeliveryHoldReleased or DeliveryApprovalDecided
+	RecordID    string // the handover, approval or hold id
 	Attempts    int
 	NextAt      time.Time
 	DeliveredAt time.Time // zero until delivered
@@ -272,25 +289,100 @@ type AuditFilter struct {
 	BeforeID  int64 // 0: from the newest
 }
 
+// Case states: what an invoice's case waits for, or how it ended. The one
+// place that says which state a case is in is caseState.
+const (
+	CaseOpen             = "open"              // nothing the records hold stands in its way
+	CaseAwaitingApproval = "awaiting_approval" // an approval is pending
+	CaseOnHold           = "on_hold"           // a hold is held
+	CaseReady            = "ready"             // its approval is approved
+	CasePosted           = "posted"            // it was posted
+	CaseHandedOver       = "handed_over"       // a person has it: a handover queued or taken
+	CaseResolved         = "resolved"          // a person resolved its handover
+)
+
+// Case is one invoice carried through time: the records that bear on it
+// now and a version that moves by one with every transaction that changes
+// any of them, so that an answer given at one version can be told apart
+// from the case as it is.
+type Case struct {
+	InvoiceID      string
+	State          string // one of the Case states
+	Version        int64  // 0 until the first change
+	HoldID         string // the held hold; empty for none
+	ApprovalID     string // the approval last requested or decided; empty for none
+	ApprovalStatus string // its status
+	HandoverID     string // the newest handover; empty for none
+	HandoverStatus string // its status
+	Posted         bool
+	// Calls counts the agent calls about the case, Runs the times a run
+	// took it up from another (see TouchCase).
+	Calls, Runs int
+	// CreatedAt is when the case was made; UpdatedAt when its version
+	// last moved (CreatedAt before that).
+	CreatedAt, UpdatedAt time.Time
+}
+
+// CaseEvent is one change of a case. Its Kind is one of
+// "approval.requested", "approval.decided", "approval.superseded",
+// "hold.placed", "hold.merged", "hold.released", "hold.closed",
+// "hold.receipt_seen", "handover.created", "handover.taken",
+// "handover.resolved" and "invoice.posted".
+type CaseEvent struct {
+	ID        int64 // assigned by the store, increasing
+	InvoiceID string
+	Version   int64 // the case version the event's transaction made
+	At        time.Time
+	Kind      string
+	Ref       string // the record's id (approval, hold, handover); empty for none
+	Note      string
+	RunID     string // the agent run that made it; may be empty
+}
+
+// CaseRef names the case a call is about: exactly one field is set.
+type CaseRef struct {
+	InvoiceID  string
+	ApprovalID string    // the case of that approval's invoice
+	HoldID     string    // the case of that hold's invoice
+	POItem     POItemRef // the case of the newest hold, of any status, that waited for that item
+}
+
 // Store is the gateway's records. Implementations are safe for concurrent
 // use, also by several processes sharing one database.
 type Store interface {
 	// CreateApproval stores a with a new id, or, when an approval with
-	// a.Dedupe exists, returns that one with created false. With notify it
-	// also queues a DeliveryApproval in the same transaction.
+	// a.Dedupe exists, returns that one with created false and changes
+	// nothing. A new approval supersedes every pending approval of the
+	// invoice and, when it is stored approved (the routing's automatic
+	// approval), every approved one too. The invoice's held hold that
+	// waits for an approval then waits for a pending new one, or has its
+	// approval met by an approved one (see DecideApproval). With notify a
+	// new approval also queues a DeliveryApproval. All of it is one
+	// transaction, which moves the invoice's case.
 	CreateApproval(ctx context.Context, a Approval, notify bool) (_ Approval, created bool, _ error)
 	// Approval returns the approval or ErrNotFound.
 	Approval(ctx context.Context, id string) (Approval, error)
 	// DecideApproval records the decision (status ApprovalApproved or
 	// ApprovalRejected) of a pending approval in one conditional update. It
 	// returns ErrNotFound, ErrSameRequester when decidedBy requested it, or
-	// ErrNotPending together with the approval as it is.
+	// ErrNotPending together with the approval as it is (decided, or
+	// superseded). An approval approved supersedes every other pending or
+	// approved approval of the invoice. The invoice's held hold that waits
+	// for the approval has it met, approved or rejected alike: a hold
+	// that awaits no goods receipt is released, one that does is due for
+	// its re-check at once. With Options.HoldEvents the decision queues a
+	// DeliveryApprovalDecided. All of it is one transaction, which moves
+	// the invoice's case.
 	DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error)
 	// ListApprovals returns approvals, newest first.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
 
 	// CreateHold stores h with a new id (deduplicated as CreateApproval),
-	// with a "placed" event.
+	// with a "placed" event. When the invoice has a held hold, h is merged
+	// into it instead, with a "merged" event when that changes it: the
+	// items it awaits are joined (its own first), and h's ApprovalID and
+	// Until, when set, take the place of its own. The hold is returned
+	// with created false. Either moves the invoice's case.
 	CreateHold(ctx context.Context, h Hold) (_ Hold, created bool, _ error)
 	// Hold returns the hold or ErrNotFound.
 	Hold(ctx context.Context, id string) (Hold, error)
@@ -304,15 +396,23 @@ type Store interface {
 	// RescheduleHold sets a held hold's NextCheckAt and, when checked,
 	// counts a re-check and records a "rechecked" event.
 	RescheduleHold(ctx context.Context, id string, next time.Time, checked bool, at time.Time) error
-	// ReleaseHold ends a held hold with ev (Kind "released" or "closed").
-	// Ending a hold that has ended is no error and records nothing.
+	// ReleaseHold ends a held hold with ev (Kind "released" or "closed"),
+	// moving the invoice's case; with Options.HoldEvents a release queues a
+	// DeliveryHoldReleased. Ending a hold that has ended is no error and
+	// records nothing.
 	ReleaseHold(ctx context.Context, ev HoldEvent) error
+	// HoldAwaiting records the PO items a held hold still awaits after a
+	// re-check. When they are fewer than it awaited, a "receipt_seen"
+	// event tells which arrived and the invoice's case moves; otherwise
+	// nothing changes. An ended hold stays as it is; an unknown one is
+	// ErrNotFound.
+	HoldAwaiting(ctx context.Context, holdID string, awaiting []POItemRef, at time.Time) error
 	// HoldEvents returns a hold's events, oldest first.
 	HoldEvents(ctx context.Context, holdID string) ([]HoldEvent, error)
 
 	// CreateHandover stores h with a new id (deduplicated as
-	// CreateApproval); with notify it also queues a DeliveryHandover in the
-	// same transaction.
+	// CreateApproval), moving the invoice's case; with notify it also
+	// queues a DeliveryHandover in the same transaction.
 	CreateHandover(ctx context.Context, h Handover, notify bool) (_ Handover, created bool, _ error)
 	// Handover returns the handover or ErrNotFound.
 	Handover(ctx context.Context, id string) (Handover, error)
@@ -320,7 +420,8 @@ type Store interface {
 	ListHandovers(ctx context.Context, f HandoverFilter) ([]Handover, error)
 	// TakeHandover moves a queued handover to taken by by;
 	// ResolveHandover moves a queued or taken one to resolved with a note.
-	// Either returns ErrNotFound or ErrHandoverState.
+	// Either moves the invoice's case, or returns ErrNotFound or
+	// ErrHandoverState.
 	TakeHandover(ctx context.Context, id, by string, at time.Time) (Handover, error)
 	ResolveHandover(ctx context.Context, id, by, note string, at time.Time) (Handover, error)
 
@@ -359,6 +460,29 @@ type Store interface {
 	// release in one transaction (see Settlement). A key no longer in
 	// flight is ErrNotFound, after the other parts are committed.
 	Settle(ctx context.Context, st Settlement) error
+
+	// Case returns the invoice's case, or ErrNotFound when nothing has
+	// made one yet.
+	Case(ctx context.Context, invoiceID string) (Case, error)
+	// CaseEvents returns up to limit (0: 100, at most 1000) of the case's
+	// events, oldest first; none for an invoice without a case.
+	CaseEvents(ctx context.Context, invoiceID string, limit int) ([]CaseEvent, error)
+	// TouchCase counts one agent call of run runID about the case ref
+	// names (Calls+1, and Runs+1 when runID is not empty and not the run
+	// of the case's previous counted call: a run taking the invoice up
+	// from another, a resumption) and returns the case as it is after. For an
+	// InvoiceID it makes the case when missing. For an ApprovalID or
+	// HoldID it finds the record's invoice (an unknown record: the zero
+	// Case and a nil error) and makes the case when missing. For a POItem
+	// it only reads, and counts nothing: the case of the newest hold that
+	// waited for that item, or the zero Case when there is none. Its
+	// commit does not wait for the disk: a count lost in a crash is
+	// harmless. It never moves the version.
+	TouchCase(ctx context.Context, ref CaseRef, runID string) (Case, error)
+	// RecordPosting records that the invoice was posted with approvalID,
+	// closing its held hold ("closed", note "invoice posted"), and
+	// returns the case. Recording a posting again changes nothing.
+	RecordPosting(ctx context.Context, invoiceID, approvalID, runID string, at time.Time) (Case, error)
 
 	// AppendAudit adds a row to the audit log. No method changes or
 	// removes one.

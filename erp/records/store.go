@@ -25,6 +25,8 @@ type sqlStore struct {
 	// connections commit without waiting for the disk. nil on SQLite.
 	lazy *sql.DB
 	d    *dialect
+	// holdEvents: see Options.HoldEvents.
+	holdEvents bool
 }
 
 var _ Store = (*sqlStore)(nil)
@@ -72,23 +74,16 @@ func (s *sqlStore) exec(ctx context.Context, q querier, query string, args ...an
 	return res.RowsAffected()
 }
 
-// inTxFor runs fn in a transaction as inTx does when several statements
-// must commit together (several: true); else, for a write that is one
-// statement (and perhaps a read after it), without one, which on
-// PostgreSQL saves the round trips of BEGIN and COMMIT. Such a write in a
-// call marked SettledLater commits without waiting for the disk, as a
-// claim does (see inLazyTx): the call's settlement puts it there before
-// anything of it is told.
-func (s *sqlStore) inTxFor(ctx context.Context, several bool, fn func(q querier) error) error {
-	switch {
-	case several:
-		return s.inTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
-	case !settledLater(ctx):
-		return fn(s.w)
-	case s.lazy != nil:
-		return fn(s.lazy)
+// inRecordTx runs fn in a transaction as inTx does, unless the
+// transaction queues no webhook (durable false) and belongs to a call
+// marked SettledLater: then its commit does not wait for the disk, as a
+// claim's does (see inLazyTx), since the call's settlement puts it there
+// before anything of it is told.
+func (s *sqlStore) inRecordTx(ctx context.Context, durable bool, fn func(tx *sql.Tx) error) error {
+	if durable || !settledLater(ctx) {
+		return s.inTx(ctx, fn)
 	}
-	return s.inLazyTx(ctx, func(tx *sql.Tx) error { return fn(tx) })
+	return s.inLazyTx(ctx, fn)
 }
 
 type settledLaterKey struct{}
@@ -198,13 +193,14 @@ func notFound(kind, id string) error {
 type idKind struct {
 	prefix string
 	name   string // for messages
+	table  string
 }
 
 var (
-	approvalIDs = idKind{prefix: "A", name: "approval"}
-	holdIDs     = idKind{prefix: "H", name: "hold"}
-	handoverIDs = idKind{prefix: "HO", name: "handover"}
-	deliveryIDs = idKind{prefix: "D", name: "delivery"}
+	approvalIDs = idKind{prefix: "A", name: "approval", table: "approvals"}
+	holdIDs     = idKind{prefix: "H", name: "hold", table: "holds"}
+	handoverIDs = idKind{prefix: "HO", name: "handover", table: "handovers"}
+	deliveryIDs = idKind{prefix: "D", name: "delivery", table: "deliveries"}
 )
 
 func (k idKind) format(n int64) string { return fmt.Sprintf("%s%07d", k.prefix, n) }
@@ -222,13 +218,31 @@ func (k idKind) parse(id string) (int64, error) {
 	return 0, notFound(k.name, id)
 }
 
+// invoiceOf returns the invoice of the record of kind k with id, or
+// ErrNotFound. A record's invoice never changes, so that it may be read
+// before the transaction that locks the invoice's case.
+func (s *sqlStore) invoiceOf(ctx context.Context, k idKind, id string) (string, error) {
+	n, err := k.parse(id)
+	if err != nil {
+		return "", err
+	}
+	var invoice string
+	err = s.db.QueryRowContext(ctx, s.d.rebind("SELECT invoice_id FROM "+k.table+" WHERE id = ?"), n).Scan(&invoice)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", notFound(k.name, id)
+	}
+	return invoice, err
+}
+
 // Page sizes.
 const (
-	defaultPage   = 50
-	maxPage       = 500
-	defaultAudit  = 100
-	maxAudit      = 1000
-	maxClaimBatch = 1000
+	defaultPage       = 50
+	maxPage           = 500
+	defaultAudit      = 100
+	maxAudit          = 1000
+	defaultCaseEvents = 100
+	maxCaseEvents     = 1000
+	maxClaimBatch     = 1000
 )
 
 // pageLimit is the number of rows a list with the given Limit returns at

@@ -50,11 +50,18 @@ var urls sync.Map
 // end.
 func reopen(t *testing.T, s records.Store) records.Store {
 	t.Helper()
+	return reopenWith(t, s, records.Options{})
+}
+
+// reopenWith opens another store with opts on the database of s, closed at
+// the test's end.
+func reopenWith(t *testing.T, s records.Store, opts records.Options) records.Store {
+	t.Helper()
 	u, ok := urls.Load(s)
 	if !ok {
 		t.Fatal("reopen: the store was not opened by the suite")
 	}
-	s2, err := records.Open(t.Context(), u.(string), records.Options{})
+	s2, err := records.Open(t.Context(), u.(string), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +119,15 @@ func testStore(t *testing.T, open func(t *testing.T) records.Store) {
 		{"audit is append-only", testAuditAppendOnly},
 		{"times", testTimes},
 		{"survives reopen", testReopen},
+		{"case transitions", testCaseTransitions},
+		{"holds of an invoice merge", testHoldsMerge},
+		{"a new approval supersedes the pending one", testApprovalSupersedes},
+		{"an approval approved supersedes the live ones", testApprovedSupersedes},
+		{"a decision meets the hold's approval", testDecisionMeetsHold},
+		{"hold awaiting", testHoldAwaiting},
+		{"cases under concurrency", testCasesConcurrent},
+		{"touch case", testTouchCase},
+		{"record posting", testRecordPosting},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, open(t)) })
@@ -375,8 +391,10 @@ func testDedupe(t *testing.T, s records.Store) {
 		if again != (created{first.id, false}) {
 			t.Errorf("%s: create with the same dedupe: got %+v, want %+v (the first, not created)", k.name, again, created{first.id, false})
 		}
-		e1, err1 := k.create("", "first")
-		e2, err2 := k.create("", "first")
+		// Of other invoices: a second hold of one invoice merges into its
+		// first.
+		e1, err1 := k.create("", "third")
+		e2, err2 := k.create("", "fourth")
 		if err1 != nil || err2 != nil || !e1.created || !e2.created || e1.id == e2.id {
 			t.Errorf("%s: two creates without dedupe: got %+v %v, %+v %v; want two records", k.name, e1, err1, e2, err2)
 		}
@@ -540,6 +558,8 @@ func testDecideApproval(t *testing.T, s records.Store) {
 
 func testListApprovals(t *testing.T, s records.Store) {
 	ctx := t.Context()
+	// Each new approval of an invoice supersedes its pending one; one
+	// approved stays until another is approved.
 	for i := 1; i <= 7; i++ {
 		a := createApproval(t, s, approval(fmt.Sprint("INV", i%2), "agent"), false)
 		if i%3 == 0 {
@@ -554,7 +574,8 @@ func testListApprovals(t *testing.T, s records.Store) {
 		want []string
 	}{
 		{"all", records.ApprovalFilter{}, []string{"A0000007", "A0000006", "A0000005", "A0000004", "A0000003", "A0000002", "A0000001"}},
-		{"pending", records.ApprovalFilter{Status: records.ApprovalPending}, []string{"A0000007", "A0000005", "A0000004", "A0000002", "A0000001"}},
+		{"pending", records.ApprovalFilter{Status: records.ApprovalPending}, []string{"A0000007"}},
+		{"superseded", records.ApprovalFilter{Status: records.ApprovalSuperseded}, []string{"A0000005", "A0000004", "A0000002", "A0000001"}},
 		{"approved", records.ApprovalFilter{Status: records.ApprovalApproved}, []string{"A0000006", "A0000003"}},
 		{"invoice", records.ApprovalFilter{InvoiceID: "INV1"}, []string{"A0000007", "A0000005", "A0000003", "A0000001"}},
 		{"invoice and status", records.ApprovalFilter{InvoiceID: "INV0", Status: records.ApprovalApproved}, []string{"A0000006"}},
@@ -562,7 +583,7 @@ func testListApprovals(t *testing.T, s records.Store) {
 		{"second page", records.ApprovalFilter{Page: records.Page{Limit: 3, After: "A0000005"}}, []string{"A0000004", "A0000003", "A0000002"}},
 		{"last page", records.ApprovalFilter{Page: records.Page{Limit: 3, After: "A0000002"}}, []string{"A0000001"}},
 		{"past the end", records.ApprovalFilter{Page: records.Page{Limit: 3, After: "A0000001"}}, []string{}},
-		{"page of a filter", records.ApprovalFilter{Status: records.ApprovalPending, Page: records.Page{Limit: 2, After: "A0000005"}}, []string{"A0000004", "A0000002"}},
+		{"page of a filter", records.ApprovalFilter{Status: records.ApprovalSuperseded, Page: records.Page{Limit: 2, After: "A0000005"}}, []string{"A0000004", "A0000002"}},
 	}
 	for _, tc := range tests {
 		got, err := s.ListApprovals(ctx, tc.f)
@@ -814,8 +835,13 @@ func testReleaseHold(t *testing.T, s records.Store) {
 
 func testListHolds(t *testing.T, s records.Store) {
 	ctx := t.Context()
+	// An invoice has one held hold: the released ones are of INV0.
 	for i := 1; i <= 5; i++ {
-		h := createHold(t, s, hold(fmt.Sprint("INV", i%2), t0))
+		invoice := fmt.Sprint("INV", i)
+		if i%2 == 0 {
+			invoice = "INV0"
+		}
+		h := createHold(t, s, hold(invoice, t0))
 		if i%2 == 0 {
 			if err := s.ReleaseHold(ctx, records.HoldEvent{HoldID: h.ID, At: t0, Kind: "released"}); err != nil {
 				t.Fatal(err)

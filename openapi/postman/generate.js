@@ -175,6 +175,17 @@ const walk = [
         check: "pm.expect(body.already_posted).to.be.a('boolean');",
       },
       {
+        name: 'get_case 5105600101: posted, nothing left to do',
+        op: 'get_case', path: { invoice_id: '5105600101' },
+        ok: { invoice_id: '5105600101', state: 'posted', posted: true },
+        check: [
+          "pm.expect(body.next.operation).to.eql('none');",
+          "const kinds = body.events.map(function (e) { return e.kind; });",
+          "pm.expect(kinds).to.include.members(['approval.requested', 'invoice.posted']);",
+          "pm.expect(body.version).to.eql(body.events[body.events.length - 1].version);",
+        ].join('\n'),
+      },
+      {
         name: 'get_audit 5105600101: request_approval and post_invoice, OK',
         op: 'get_audit', query: { invoice_id: '5105600101' },
         ok: {},
@@ -270,8 +281,9 @@ const walk = [
   {
     folder: 'Suppliers, hold, hand over',
     description:
-      'Supplier lookups (no match is a success), hold and hand over, the handover in its queue as the AP team ' +
-      'lists it (list_handovers), and a value that reads like an error.',
+      'Supplier lookups (no match is a success), hold (the hold and the invoice\'s case read back: get_hold, ' +
+      'get_case) and hand over, the handover in its queue as the AP team lists it (list_handovers), and a value ' +
+      'that reads like an error.',
     steps: [
       {
         name: 'search_suppliers acme: found',
@@ -301,7 +313,30 @@ const walk = [
         op: 'hold_invoice', path: { invoice_id: '5105600105' },
         body: { reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '{{recheck_at}}' },
         ok: { invoice_id: '5105600105', status: 'held', reason: 'No goods receipt yet for PO 4500018822 item 20', recheck_at: '{{recheck_at}}' },
-        check: "pm.expect(body.recheck_at).to.eql(pm.collectionVariables.get('recheck_at'));",
+        check: [
+          "pm.expect(body.recheck_at).to.eql(pm.collectionVariables.get('recheck_at'));",
+          "pm.expect(body.waits_for).to.eql({ goods_receipts: [{ po_id: '4500018822', item: '20' }] });",
+          "pm.expect(body.checks).to.eql(0);",
+        ].join('\n'),
+        set: { hold_id: 'hold_id' },
+      },
+      {
+        name: 'get_hold {{hold_id}}: held, waiting for the goods receipt of PO 4500018822 item 20',
+        op: 'get_hold', path: { hold_id: '{{hold_id}}' },
+        ok: {
+          hold_id: '{{hold_id}}', invoice_id: '5105600105', status: 'held',
+          waits_for: { goods_receipts: [{ po_id: '4500018822', item: '20' }] },
+        },
+        check: "pm.expect(body.events[0].kind).to.eql('placed');\npm.expect(body).to.not.have.property('released_at');",
+      },
+      {
+        name: 'get_case 5105600105: on hold, next get_hold {{hold_id}}',
+        op: 'get_case', path: { invoice_id: '5105600105' },
+        ok: { invoice_id: '5105600105', state: 'on_hold', hold_id: '{{hold_id}}', posted: false },
+        check: [
+          "pm.expect(body.next).to.deep.include({ operation: 'get_hold', method: 'GET', path: '/holds/' + pm.collectionVariables.get('hold_id') });",
+          "pm.expect(body.events.map(function (e) { return e.kind; })).to.include('hold.placed');",
+        ].join('\n'),
       },
       {
         name: 'hand_over 5105600106 PO_CLOSED: queued for procurement',

@@ -125,8 +125,10 @@ type Config struct {
 	OAuthIssuer, OAuthJWKSURL, OAuthAudience, OAuthScopeClaim string
 
 	// HandoverWebhook and ApprovalWebhook are told, through the outbox, of
-	// every handover and every approval left pending; empty for none.
-	HandoverWebhook, ApprovalWebhook string
+	// every handover and every approval left pending; HoldWebhook, the
+	// agent's platform, of every hold released and approval decided, so
+	// that the run waiting on the invoice goes on. Empty for none.
+	HandoverWebhook, ApprovalWebhook, HoldWebhook string
 
 	// ConsoleSecret signs the web console's session cookies and CSRF
 	// tokens (console.Options.Secret): replicas need the same one. Empty:
@@ -251,6 +253,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		}
 	}
 
+	// The outbox is made first: the API kicks it after a decision.
+	g.outbox = &api.Outbox{HandoverURL: cfg.HandoverWebhook, ApprovalURL: cfg.ApprovalWebhook, HoldURL: cfg.HoldWebhook,
+		Now: cfg.Now, Logger: logger.With("component", "outbox")}
 	store, name, err := openRecords(ctx, cfg, logger)
 	if err != nil {
 		return nil, err
@@ -265,6 +270,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		g.erp = cfg.WrapERP(client)
 	}
 	g.store = store
+	g.outbox.Records = store
 
 	var runStore runs.Store
 	if cfg.RedisURL != "" {
@@ -292,6 +298,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, Runs: cfg.Runs, RunStore: runStore,
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
 		NotifyApprovals: cfg.ApprovalWebhook != "", NotifyHandovers: cfg.HandoverWebhook != "",
+		Kick:             func() { g.outbox.Kick() },
 		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
 		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
@@ -301,10 +308,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		return nil, err
 	}
 	g.scheduler = recheck.New(recheck.Options{Invoices: g.erp, Receipts: g.api.Process(), Holds: store,
-		Every: cfg.RecheckEvery, Interval: cfg.RecheckInterval, Now: cfg.Now, Observer: g.metrics,
-		Logger: logger.With("component", "recheck")})
-	g.outbox = &api.Outbox{Records: store, HandoverURL: cfg.HandoverWebhook, ApprovalURL: cfg.ApprovalWebhook,
-		Now: cfg.Now, Logger: logger.With("component", "outbox")}
+		Every: cfg.RecheckEvery, Interval: cfg.RecheckInterval, Now: cfg.Now,
+		Observer: kickOnRelease{g.metrics, g.outbox}, Logger: logger.With("component", "recheck")})
 
 	doc, err := openapi.Load()
 	if err != nil {
@@ -383,6 +388,25 @@ func (g *Gateway) Run(ctx context.Context) {
 	wg.Wait()
 }
 
+// Recheck re-checks the holds due now once, as Run does on its schedule.
+func (g *Gateway) Recheck(ctx context.Context) (recheck.Report, error) {
+	return g.scheduler.RunOnce(ctx)
+}
+
+// kickOnRelease counts re-checks in the metrics and makes the outbox tell
+// of a released hold at once.
+type kickOnRelease struct {
+	metrics *api.Metrics
+	outbox  *api.Outbox
+}
+
+func (k kickOnRelease) Rechecked(released bool) {
+	k.metrics.Rechecked(released)
+	if released {
+		k.outbox.Kick()
+	}
+}
+
 // Drain makes the ERP calls in flight finish their current attempt without
 // making another, and refuses new ones: the first step of a shutdown.
 func (g *Gateway) Drain() { g.runner.Drain() }
@@ -459,7 +483,7 @@ func readERPServices(ctx context.Context, client *sap.Client, cfg Config, logger
 // else SQLite in DataDir, else SQLite in a temporary directory. It returns
 // the store and where it is, without any password.
 func openRecords(ctx context.Context, cfg Config, logger *slog.Logger) (records.Store, string, error) {
-	opts := records.Options{Logger: logger.With("component", "records")}
+	opts := records.Options{Logger: logger.With("component", "records"), HoldEvents: cfg.HoldWebhook != ""}
 	switch {
 	case cfg.DatabaseURL != "":
 		store, err := records.Open(ctx, cfg.DatabaseURL, opts)
