@@ -35,11 +35,18 @@
 // prints, per invoice and step, the ERP calls, the sequential round trips
 // and the wall time, and a PASS or MISS against the goals.
 //
+// loadbench decisions approves, as a person, approvals that an invoice's
+// hold waits for, through erpgate with its outbox running, on SQLite and
+// on PostgreSQL, and prints when after each decision the hold was
+// released: the decision's answer, get_hold, and hold.released at a
+// webhook receiver, with a PASS or MISS against the goal of a second.
+//
 // Usage:
 //
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
 //	loadbench brownout [-cell 4s] [-seed 1]
 //	loadbench invoice [-latency 50ms] [-rounds 3]
+//	loadbench decisions [-n 100] [-database-url url]
 //	loadbench writes [-n 400] [-c 2] [-database-url url] [-runs 100000] [-keys 20000] [-memc 64] [-erpgate path]
 package main
 

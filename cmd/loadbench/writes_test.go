@@ -92,3 +92,35 @@ func TestWritesBadFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestDecisionsRound runs the decisions bench once with a few decisions on
+// SQLite and on PostgreSQL, and checks that every decision was measured
+// to its webhook, in order: the answer before get_hold showed the release.
+func TestDecisionsRound(t *testing.T) {
+	const n = 4
+	r, err := decisionsRound(context.Background(), decisionsConfig{n: n, databaseURL: os.Getenv(recordstest.EnvDatabaseURL)}, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.pgNote != "" {
+		t.Fatalf("no PostgreSQL row: %s", r.pgNote)
+	}
+	if len(r.cells) != 2 {
+		t.Fatalf("%d engines measured, want 2", len(r.cells))
+	}
+	for _, c := range r.cells {
+		if len(c.times) != n {
+			t.Errorf("%s: %d decisions measured, want %d", c.engine, len(c.times), n)
+		}
+		for _, d := range c.times {
+			if d.answered <= 0 || d.shown < d.answered || d.told <= 0 {
+				t.Errorf("%s: decision answered after %s, release shown after %s, told after %s", c.engine, d.answered, d.shown, d.told)
+			}
+		}
+	}
+	var out bytes.Buffer
+	printDecisions(&out, r)
+	if !strings.Contains(out.String(), "webhook p99") || strings.Count(out.String(), "\nsqlite") != 1 {
+		t.Errorf("report:\n%s", out.String())
+	}
+}
