@@ -85,7 +85,13 @@ func TestOneRunWaitsForAPersonAndPosts(t *testing.T) {
 			}
 			kinds := map[string]bool{}
 			for _, ev := range c["events"].([]any) {
-				kinds[ev.(map[string]any)["kind"].(string)] = true
+				ev := ev.(map[string]any)
+				kinds[ev["kind"].(string)] = true
+				// What the run did names the run; the person's decision
+				// is part of none.
+				if inRun := ev["kind"] != "approval.decided" && ev["kind"] != "hold.released"; inRun != (ev["run_id"] == "run-5105600102-a") {
+					t.Errorf("case event %v: run_id %v", ev["kind"], ev["run_id"])
+				}
 			}
 			for _, k := range []string{"approval.requested", "hold.placed", "approval.decided", "hold.released", "invoice.posted"} {
 				if !kinds[k] {
@@ -243,6 +249,26 @@ func TestACreateRepeatedIsTheSameCreate(t *testing.T) {
 		if ids[0] != ids[1] || ids[1] != ids[2] {
 			t.Errorf("%s three times: %v, want one record", c.path, ids)
 		}
+	}
+}
+
+// TestAHandoverClosesTheHold hands over an invoice on hold: the invoice is
+// a person's now, and its hold is closed, not left to wake the run.
+func TestAHandoverClosesTheHold(t *testing.T) {
+	s := newStack(t)
+	run := "X-Run-Id: run-hand-over-held"
+	hold := s.do("POST", "/invoices/5105600105/hold", map[string]any{"reason": "No goods receipt for PO 4500018822 item 20."}, run).json(t)
+	r := s.do("POST", "/handovers", map[string]any{"invoice_id": "5105600105", "code": "GR_MISSING",
+		"summary": "The goods for PO 4500018822 item 20 never came."}, run)
+	if r.status != 200 {
+		t.Fatalf("hand_over: %d %s", r.status, r.body)
+	}
+	h := s.do("GET", "/holds/"+hold["hold_id"].(string), nil, run).json(t)
+	if h["status"] != "closed" {
+		t.Errorf("hold after the handover: %v", h)
+	}
+	if c := s.do("GET", "/invoices/5105600105/case", nil, run).json(t); c["state"] != "handed_over" || c["hold_id"] != nil {
+		t.Errorf("case after the handover: %v", c)
 	}
 }
 

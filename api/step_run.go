@@ -82,8 +82,9 @@ func (s *Server) guardRun(o operation, next callHandler) callHandler {
 // body, by its approval or hold, or, for a goods receipt, by the newest hold
 // that waited for the item. A call about no case, with limits off, or whose
 // id is of the wrong form (the operation refuses it) touches nothing. A
-// records store that fails leaves the case out: the limits then work as
-// they would without cases, and the failure is logged.
+// records store that fails leaves the case's version unknown: no repeat is
+// then taken for a loop for want of it (the budget still counts), and the
+// failure is logged.
 func (s *Server) touchCase(r *http.Request, o operation, c *operationCall, run string) runs.Case {
 	if s.runs.Limits().Disabled {
 		return runs.Case{}
@@ -117,7 +118,7 @@ func (s *Server) touchCase(r *http.Request, o operation, c *operationCall, run s
 	cs, err := s.records.TouchCase(r.Context(), ref, run)
 	if err != nil {
 		s.log.WarnContext(r.Context(), "case not counted", "run_id", run, "error", err)
-		return runs.Case{}
+		return runs.Case{Version: runs.UnknownVersion}
 	}
 	return runs.Case{InvoiceID: cs.InvoiceID, Version: cs.Version, Calls: cs.Calls, Runs: cs.Runs}
 }

@@ -7,22 +7,13 @@ import (
 	"github.com/erpgate/erpgate/erp/records"
 )
 
-type runIDKey struct{}
-
 // WithRunID marks ctx as a call of the agent run id, so that the records
-// the call makes (a hold, a posting) name the run that made them.
-func WithRunID(ctx context.Context, id string) context.Context {
-	if id == "" {
-		return ctx
-	}
-	return context.WithValue(ctx, runIDKey{}, id)
-}
+// the call makes (a hold, a posting, their case events) name the run that
+// made them.
+func WithRunID(ctx context.Context, id string) context.Context { return records.WithRunID(ctx, id) }
 
 // RunIDFrom returns the run id WithRunID set, or "".
-func RunIDFrom(ctx context.Context) string {
-	id, _ := ctx.Value(runIDKey{}).(string)
-	return id
-}
+func RunIDFrom(ctx context.Context) string { return records.RunIDFrom(ctx) }
 
 // caseEvents is how many of a case's events Case returns.
 const caseEvents = 200

@@ -93,6 +93,10 @@ type Call struct {
 	Case Case
 }
 
+// UnknownVersion is the Case.Version of a call whose case could not be
+// read: the call is never a repeat of another, nor another of it.
+const UnknownVersion = -1
+
 // Case is what the guard knows of the invoice's case a call is about.
 type Case struct {
 	InvoiceID string `json:"invoice_id"`
@@ -260,7 +264,7 @@ func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 	}
 	// A goods receipt looked for again is a loop unless the case it was
 	// missing in has moved on: a hold placed, a receipt seen.
-	if at := st.GRMissingAt[c.POItem]; c.POItem != "" && st.GRMissing[c.POItem] &&
+	if at := st.GRMissingAt[c.POItem]; c.POItem != "" && st.GRMissing[c.POItem] && c.Case.Version != UnknownVersion &&
 		(at.InvoiceID != c.Case.InvoiceID || at.Version == c.Case.Version) {
 		r := l(refusal.LimitGRMissing)
 		r.POItem = c.POItem
@@ -283,7 +287,7 @@ func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 		}
 		// The same create is answered with the record it made; a call
 		// whose case has moved on since may have another answer.
-		if c.Create || r.CaseVersion != c.Case.Version {
+		if c.Create || r.CaseVersion != c.Case.Version || c.Case.Version == UnknownVersion {
 			continue
 		}
 		rep := l(refusal.LimitIdenticalRepeat)

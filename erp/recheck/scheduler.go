@@ -202,12 +202,16 @@ func (s *Scheduler) RunOnce(ctx context.Context) (Report, error) {
 		default:
 			if kind == released {
 				rep.Released++
-				s.observe(true)
 			} else {
 				rep.Closed++
 			}
 			log.InfoContext(ctx, "recheck: "+kind, "outcome", kind, "note", note)
 			werr = s.holds.ReleaseHold(wctx, records.HoldEvent{HoldID: h.ID, At: now, Kind: kind, Note: note})
+			// Told once the release is committed: an observer may send it
+			// on at once (the hold webhook).
+			if kind == released && werr == nil {
+				s.observe(true)
+			}
 		}
 		cancel()
 		if werr != nil {

@@ -82,6 +82,9 @@ func (s *sqlStore) bumpCase(ctx context.Context, tx *sql.Tx, c *caseRow, at time
 	rows := make([]string, len(events))
 	args := make([]any, 0, 7*len(events))
 	for i, ev := range events {
+		if ev.RunID == "" {
+			ev.RunID = RunIDFrom(ctx)
+		}
 		if ev.At.IsZero() {
 			ev.At = c.UpdatedAt
 		}
@@ -194,6 +197,12 @@ func (s *sqlStore) itemCase(ctx context.Context, item POItemRef) (Case, error) {
 // RecordPosting marks the case posted and closes its held hold, in one
 // transaction; a case posted before stays as it is.
 func (s *sqlStore) RecordPosting(ctx context.Context, invoiceID, approvalID, runID string, at time.Time) (Case, error) {
+	// A posting stands once recorded: a case posted before is answered by
+	// a read, without the case's lock (a post repeated on a posted invoice
+	// is the common repeat).
+	if c, err := s.Case(ctx, invoiceID); err == nil && c.Posted {
+		return c, nil
+	}
 	at = nowIfZero(at)
 	var out Case
 	err := s.inTx(ctx, func(tx *sql.Tx) error {

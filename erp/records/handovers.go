@@ -78,7 +78,23 @@ func (s *sqlStore) CreateHandover(ctx context.Context, h Handover, notify bool) 
 		if h.Code != "" {
 			note += ": " + h.Code
 		}
-		return s.bumpCase(ctx, tx, &c, h.CreatedAt, CaseEvent{Kind: "handover.created", Ref: h.ID, Note: note})
+		evs := []CaseEvent{{Kind: "handover.created", Ref: h.ID, Note: note}}
+		// The invoice is a person's now: a hold the agent placed no longer
+		// waits for anything the agent would act on, and its release would
+		// wake a run that has ended.
+		if held, ok, err := s.heldHold(ctx, tx, h.InvoiceID); err != nil {
+			return err
+		} else if ok {
+			ev, ended, err := s.endHold(ctx, tx, &c, held.ID,
+				HoldEvent{At: h.CreatedAt, Kind: "closed", Note: "handed over as " + h.ID}, "")
+			if err != nil {
+				return err
+			}
+			if ended {
+				evs = append(evs, ev)
+			}
+		}
+		return s.bumpCase(ctx, tx, &c, h.CreatedAt, evs...)
 	})
 	if err != nil {
 		return Handover{}, false, opErr("create handover", err)

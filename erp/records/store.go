@@ -86,6 +86,23 @@ func (s *sqlStore) inRecordTx(ctx context.Context, durable bool, fn func(tx *sql
 	return s.inLazyTx(ctx, fn)
 }
 
+type runIDKey struct{}
+
+// WithRunID marks ctx as a call of the agent run id: the case events its
+// records make name the run.
+func WithRunID(ctx context.Context, id string) context.Context {
+	if id == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, runIDKey{}, id)
+}
+
+// RunIDFrom returns the run id WithRunID set, or "".
+func RunIDFrom(ctx context.Context) string {
+	id, _ := ctx.Value(runIDKey{}).(string)
+	return id
+}
+
 type settledLaterKey struct{}
 
 // SettledLater marks ctx as a write call's that ends with its Settle, a

@@ -370,13 +370,14 @@ func testDedupe(t *testing.T, s records.Store) {
 			return created{got.ID, ok}, checkInvoice(got.InvoiceID)
 		}},
 		{"handover", func(dedupe, invoice string) (created, error) {
-			h := handover(invoice, "AP")
+			// Of invoices of their own: a handover closes its invoice's hold.
+			h := handover("ho-"+invoice, "AP")
 			h.Dedupe = dedupe
 			got, ok, err := s.CreateHandover(ctx, h, true)
 			if ok || err != nil {
 				return created{got.ID, ok}, err
 			}
-			return created{got.ID, ok}, checkInvoice(got.InvoiceID)
+			return created{got.ID, ok}, checkInvoice(strings.TrimPrefix(got.InvoiceID, "ho-"))
 		}},
 	}
 	for _, k := range kinds {
@@ -1432,7 +1433,7 @@ func testReopen(t *testing.T, s records.Store) {
 	}
 	h, _ = s.Hold(ctx, h.ID)
 	events, _ := s.HoldEvents(ctx, h.ID)
-	ho := createHandover(t, s, handover("1", "AP"), true)
+	ho := createHandover(t, s, handover("2", "AP"), true)
 	k := records.Key{Client: "c", Key: "k", Digest: "d"}
 	resp := records.Response{Status: 200, Header: map[string][]string{"A": {"b"}}, Body: []byte("body")}
 	if _, err := s.ClaimKey(ctx, k, t0, records.KeyOptions{}); err != nil {

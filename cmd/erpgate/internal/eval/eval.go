@@ -1,24 +1,27 @@
 // Package eval is "erpgate eval": it plays the reference agent over the
 // golden set, each case against a fresh gateway over the simulated ERP,
-// and reports what each case cost and how it ended.
+// and reports what each case cost and how it ended. Some cases cross time
+// in one run: a person decides, or the goods arrive, while the invoice is
+// held, and the agent goes on when its platform is told.
 package eval
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/erpgate/erpgate/cmd/erpgate/internal/cli"
-	"github.com/erpgate/erpgate/cmd/internal/gateway"
 )
 
 // The final outcomes of a case.
@@ -33,7 +36,8 @@ const (
 )
 
 // evalCase is one scripted case: an invoice of the golden set, how the agent
-// starts on it, and what it must end with.
+// starts on it, what happens while the invoice is held, and what it must
+// end with.
 type evalCase struct {
 	name      string
 	invoiceID string
@@ -44,6 +48,34 @@ type evalCase struct {
 	final     string
 	queue     string // the handover queue; "" when the case ends in none
 	retries   int    // corrected retries
+
+	// decision is a person's decision ("approve" or "reject") on the
+	// approval the held invoice waits for, and receipt the goods receipt
+	// that arrives for the held invoice. With either the case crosses
+	// time: the agent resumes in the same run once its platform is told
+	// that the hold was released.
+	decision string
+	receipt  *evalReceipt
+	// advised is the operation the hold.released event names as the next
+	// call; "" when the case awaits no event.
+	advised string
+	// lostAnswers loses the first answer to every create on its way back
+	// to the agent, which sends no Idempotency-Key and so sends the same
+	// call again.
+	lostAnswers bool
+	// eager makes the agent re-check its pending approval a second time
+	// with nothing changed in between.
+	eager bool
+	// loops is how many calls the gateway must refuse as LOOP_DETECTED.
+	loops int
+	// caseState is the state the gateway must report for the invoice's
+	// case at the end; "" leaves it unchecked.
+	caseState string
+}
+
+// evalReceipt is a goods receipt a warehouse clerk posts in the ERP.
+type evalReceipt struct {
+	po, item, quantity string
 }
 
 func evalCases() []evalCase {
@@ -59,8 +91,22 @@ func evalCases() []evalCase {
 		{name: "approver not found", invoiceID: "5105600108", first: "MATCHED", final: outcomeHandedOver, queue: "ap_lead"},
 		{name: "period closed", invoiceID: "5105600109", first: "MATCHED", final: outcomeEscalated, queue: "finance"},
 		{name: "posted first", invoiceID: "5105600101", postFirst: true, first: "APPROVAL_MISSING", final: outcomePosted},
+		{name: "approved while held", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomePosted,
+			decision: "approve", advised: "post_invoice", caseState: "posted"},
+		{name: "rejected while held", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHandedOver, queue: "ap_queue",
+			decision: "reject", advised: "hand_over", caseState: "handed_over"},
+		{name: "goods arrive while held", invoiceID: "5105600105", first: "GR_MISSING", final: outcomePosted,
+			receipt: &evalReceipt{po: "4500018822", item: "20", quantity: "5"}, advised: "run_three_way_match", caseState: "posted"},
+		{name: "lost answers repeated", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHeldForApproval,
+			lostAnswers: true, caseState: "on_hold"},
+		{name: "re-check loop", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHandedOver, queue: "ap_queue",
+			eager: true, loops: 1, caseState: "handed_over"},
 	}
 }
+
+// waits says whether the case lets something arrive while the invoice is
+// held.
+func (c evalCase) waits() bool { return c.decision != "" || c.receipt != nil }
 
 // evalCorrection is what the agent reads off an invoice's source document
 // for an id the ERP did not know, and the read that checks it.
@@ -103,6 +149,20 @@ type evalRow struct {
 	Retries   int      `json:"corrected_retries"`
 	Queue     string   `json:"queue"`
 	Loops     int      `json:"loops"` // calls the gateway refused as LOOP_DETECTED
+	// ExpectedLoops is how many of Loops the case is built to meet: a
+	// loop the gateway must stop.
+	ExpectedLoops int `json:"expected_loops"`
+	// Repeats counts the calls the agent sent again on purpose, with the
+	// same arguments: after what it waited for arrived, after a lost
+	// answer, or to show that a loop is stopped.
+	Repeats int `json:"repeats"`
+	// ResumedOn is the event that made the agent go on with a held
+	// invoice in the same run, and Advised the next call the event named.
+	ResumedOn string `json:"resumed_on,omitempty"`
+	Advised   string `json:"advised,omitempty"`
+	// CaseState is the state of the invoice's case the gateway reports at
+	// the end; "" when it has none (an invoice the ERP does not know).
+	CaseState string   `json:"case_state,omitempty"`
 	Expected  bool     `json:"expected"`
 	Missed    []string `json:"missed,omitempty"`
 }
@@ -115,15 +175,19 @@ type evalTotals struct {
 	Handovers int `json:"handovers"`
 	Holds     int `json:"holds"`
 	Posted    int `json:"posted"`
-	Loops     int `json:"loops"`
-	Expected  int `json:"expected"`
+	Loops     int `json:"loops"` // every LOOP_DETECTED refusal
+	// ExpectedLoops are the loops the cases were built to meet;
+	// UnexpectedLoops the others, which fail the eval.
+	ExpectedLoops   int `json:"expected_loops"`
+	UnexpectedLoops int `json:"unexpected_loops"`
+	Expected        int `json:"expected"`
 }
 
 // Run plays the reference agent over the golden set, one fresh gateway
 // and simulated ERP per case, and prints what each case cost and how it
 // ended. It fails when a case missed its expected outcome or the gateway saw
-// a loop. args are the flags after "erpgate eval"; -h prints them to stderr
-// and returns flag.ErrHelp.
+// a loop no case was built to meet. args are the flags after "erpgate
+// eval"; -h prints them to stderr and returns flag.ErrHelp.
 func Run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("erpgate eval", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -155,7 +219,8 @@ func evaluate(ctx context.Context) ([]evalRow, error) {
 }
 
 // report prints the rows and their totals, as JSON or a table, and fails
-// when a case missed its expected outcome or the gateway saw a loop.
+// when a case missed its expected outcome or the gateway saw a loop no case
+// expected.
 func report(w io.Writer, rows []evalRow, asJSON bool) error {
 	totals := sumRows(rows)
 	var err error
@@ -167,9 +232,9 @@ func report(w io.Writer, rows []evalRow, asJSON bool) error {
 	if err != nil {
 		return err
 	}
-	if totals.Expected != totals.Cases || totals.Loops > 0 {
-		return fmt.Errorf("eval: %d of %d cases reached their expected outcome; %d loops",
-			totals.Expected, totals.Cases, totals.Loops)
+	if totals.Expected != totals.Cases || totals.UnexpectedLoops > 0 {
+		return fmt.Errorf("eval: %d of %d cases reached their expected outcome; %d unexpected loops",
+			totals.Expected, totals.Cases, totals.UnexpectedLoops)
 	}
 	return nil
 }
@@ -177,30 +242,59 @@ func report(w io.Writer, rows []evalRow, asJSON bool) error {
 // evalOne plays one case against a stack of its own, so that no case sees
 // another's approvals, holds or postings.
 func evalOne(ctx context.Context, runID string, c evalCase) (evalRow, error) {
-	base, stop, err := startEvalStack(ctx)
+	st, err := startEvalStack(ctx)
 	if err != nil {
 		return evalRow{}, err
 	}
-	defer stop()
-	transport := http.DefaultTransport.(*http.Transport).Clone()
-	defer transport.CloseIdleConnections()
-	a := &evalAgent{ctx: ctx, client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
-		base: base, runID: runID, sent: map[string]bool{}}
+	defer st.stop()
+	a := newEvalAgent(ctx, st, runID, c.lostAnswers)
+	defer a.transport.CloseIdleConnections()
 	out, err := a.play(c)
 	if err != nil {
 		return evalRow{}, err
 	}
-	loops, err := a.loopsSeen()
+	if out, err = goOn(ctx, st, a, c, out); err != nil {
+		return evalRow{}, err
+	}
+	facts, err := st.read(ctx, a, c.invoiceID, out)
 	if err != nil {
 		return evalRow{}, err
 	}
-	return judge(c, a, out, loops), nil
+	return judge(c, a, out, facts), nil
 }
 
-// judge compares what the agent reached with what the case expects.
-func judge(c evalCase, a *evalAgent, out evalOutcome, loops int) evalRow {
+// goOn plays what happens after the agent's first pass: while the invoice
+// is held a person decides or the goods arrive, and the agent resumes in
+// the same run when its platform is told the hold was released; or the
+// agent re-checks its pending approval too eagerly.
+func goOn(ctx context.Context, st *evalStack, a *evalAgent, c evalCase, out evalOutcome) (evalOutcome, error) {
+	switch {
+	case c.eager && out.final == outcomeHeldForApproval:
+		return a.recheckTwice(c.invoiceID)
+	case c.decision != "" && out.final == outcomeHeldForApproval:
+		if err := st.decide(ctx, c.invoiceID, c.decision); err != nil {
+			return evalOutcome{}, err
+		}
+	case c.receipt != nil && out.final == outcomeHeld:
+		if err := st.receiveGoods(ctx, *c.receipt); err != nil {
+			return evalOutcome{}, err
+		}
+	default:
+		return out, nil
+	}
+	ev, ok := st.hooks.await(ctx, a.runID, c.invoiceID, evalWait)
+	if !ok {
+		return out, nil
+	}
+	return a.resume(c.invoiceID, ev)
+}
+
+// judge compares what the agent reached, and what the gateway reports of
+// it, with what the case expects.
+func judge(c evalCase, a *evalAgent, out evalOutcome, f evalFacts) evalRow {
 	row := evalRow{InvoiceID: c.invoiceID, Case: c.name, FirstCode: "-", Codes: a.codes, Final: out.final,
-		Calls: a.calls, Retries: a.retries, Queue: out.queue, Loops: loops}
+		Calls: a.calls, Retries: a.retries, Queue: out.queue, Loops: f.loops, ExpectedLoops: c.loops,
+		Repeats: a.repeats, ResumedOn: out.resumedOn, Advised: out.advised, CaseState: f.caseState}
 	if len(a.codes) > 0 {
 		row.FirstCode = a.codes[0]
 	}
@@ -213,6 +307,26 @@ func judge(c evalCase, a *evalAgent, out evalOutcome, loops int) evalRow {
 	miss("final", row.Final, c.final)
 	miss("queue", row.Queue, c.queue)
 	miss("corrected retries", fmt.Sprint(row.Retries), fmt.Sprint(c.retries))
+	miss("loops", fmt.Sprint(row.Loops), fmt.Sprint(c.loops))
+	if c.waits() {
+		miss("resumed on", row.ResumedOn, eventHoldReleased)
+		miss("advised", row.Advised, c.advised)
+	}
+	if c.caseState != "" {
+		miss("case state", row.CaseState, c.caseState)
+	}
+	if c.decision == "reject" {
+		// The person who takes the invoice over must not have to look the
+		// rejection up.
+		if !strings.Contains(f.handover.Summary, rejectReason) || !slices.ContainsFunc(f.handover.Evidence,
+			func(e string) bool { return strings.Contains(e, rejectReason) }) {
+			row.Missed = append(row.Missed, fmt.Sprintf("handover %q carries the rejection's reason in its summary and evidence: %q %q",
+				f.handover.ID, f.handover.Summary, f.handover.Evidence))
+		}
+	}
+	if c.lostAnswers {
+		row.Missed = append(row.Missed, a.lossy.missed()...)
+	}
 	row.Expected = len(row.Missed) == 0
 	return row
 }
@@ -224,6 +338,8 @@ func sumRows(rows []evalRow) evalTotals {
 		t.Calls += r.Calls
 		t.Retries += r.Retries
 		t.Loops += r.Loops
+		t.ExpectedLoops += min(r.Loops, r.ExpectedLoops)
+		t.UnexpectedLoops += max(r.Loops-r.ExpectedLoops, 0)
 		switch r.Final {
 		case outcomeHandedOver, outcomeEscalated:
 			t.Handovers++
@@ -250,61 +366,25 @@ func printEvalJSON(w io.Writer, rows []evalRow, t evalTotals) error {
 
 func printEvalTable(w io.Writer, rows []evalRow, t evalTotals) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "INVOICE\tCASE\tFIRST CODE\tFINAL\tCALLS\tRETRIES\tQUEUE\tEXPECTED")
+	fmt.Fprintln(tw, "INVOICE\tCASE\tFIRST CODE\tFINAL\tCALLS\tRETRIES\tQUEUE\tLOOPS\tRESUMED ON\tEXPECTED")
 	for _, r := range rows {
-		queue, ok := r.Queue, "yes"
-		if queue == "" {
-			queue = "-"
+		queue, resumed, ok := cmp.Or(r.Queue, "-"), cmp.Or(r.ResumedOn, "-"), "yes"
+		loops := fmt.Sprint(r.Loops)
+		if r.ExpectedLoops > 0 {
+			loops += fmt.Sprintf(" (%d expected)", r.ExpectedLoops)
 		}
 		if !r.Expected {
 			ok = "NO: " + strings.Join(r.Missed, "; ")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.InvoiceID, r.Case, r.FirstCode, r.Final,
-			r.Calls, r.Retries, queue, ok)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\t%s\t%s\t%s\n", r.InvoiceID, r.Case, r.FirstCode, r.Final,
+			r.Calls, r.Retries, queue, loops, resumed, ok)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "total: %d cases, %d calls, %d corrected retries, %d handovers, %d holds, %d posted, loops: %d, expected: %d/%d\n",
-		t.Cases, t.Calls, t.Retries, t.Handovers, t.Holds, t.Posted, t.Loops, t.Expected, t.Cases)
+	_, err := fmt.Fprintf(w, "total: %d cases, %d calls, %d corrected retries, %d handovers, %d holds, %d posted, loops: %d (%d expected, %d unexpected), expected: %d/%d\n",
+		t.Cases, t.Calls, t.Retries, t.Handovers, t.Holds, t.Posted, t.Loops, t.ExpectedLoops, t.UnexpectedLoops, t.Expected, t.Cases)
 	return err
-}
-
-// startEvalStack starts a gateway over a simulated ERP seeded with the
-// golden set, both on loopback, and returns the gateway's URL.
-func startEvalStack(ctx context.Context) (string, func(), error) {
-	gw, err := gateway.New(ctx, gateway.Config{})
-	if err != nil {
-		return "", nil, err
-	}
-	gwURL, stopGW, err := serveLoopback(gw.Handler())
-	if err != nil {
-		gw.Close()
-		return "", nil, err
-	}
-	return gwURL, func() { stopGW(); gw.Close() }, nil
-}
-
-// serveLoopback serves h on a free loopback port until the returned stop is
-// called.
-func serveLoopback(h http.Handler) (string, func(), error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	stop := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		<-done
-	}
-	return "http://" + ln.Addr().String(), stop, nil
 }
 
 // evalProblem is a five-field error body.
@@ -348,54 +428,121 @@ type evalReply struct {
 
 // evalOutcome is how the agent's work on an invoice ended.
 type evalOutcome struct {
-	final string
-	queue string
+	final      string
+	queue      string
+	handoverID string // the handover the agent made, if any
+	// resumedOn is the event the agent went on after, advised the next
+	// call it named.
+	resumedOn, advised string
 }
 
 // evalAgent is the reference agent: it follows next_action literally, makes
-// at most one corrected retry, and never sends the same call twice.
+// at most one corrected retry, and sends a call a second time only on
+// purpose, through again.
 type evalAgent struct {
-	ctx      context.Context
-	client   *http.Client
-	base     string
-	runID    string
-	sent     map[string]bool // method, path and body of every call made
-	calls    int
-	writes   int
-	retries  int
-	approved bool // request_approval was called
-	codes    []string
-	evidence []string
+	ctx       context.Context
+	client    *http.Client
+	transport *http.Transport
+	lossy     *lossyTransport // nil unless answers are lost on the way
+	base      string
+	runID     string
+	now       func() time.Time
+	keyless   bool              // sends no Idempotency-Key
+	sent      map[string]bool   // method, path and body of every call made
+	keys      map[string]string // the Idempotency-Key of every write, by call
+	calls     int
+	writes    int
+	retries   int
+	repeats   int
+	approved  bool   // request_approval was called
+	cause     string // the code that made the agent ask for an approval
+	approval  string // the approval the agent asked for
+	codes     []string
+	evidence  []string
+}
+
+// newEvalAgent returns the agent of one case against st's gateway. With
+// lostAnswers the first answer to every create is lost on its way back,
+// and the agent, like a platform that keeps no keys, sends none.
+func newEvalAgent(ctx context.Context, st *evalStack, runID string, lostAnswers bool) *evalAgent {
+	transport := http.DefaultTransport.(*http.Transport).Clone()
+	a := &evalAgent{ctx: ctx, transport: transport, base: st.url, runID: runID, now: st.clock.Now,
+		sent: map[string]bool{}, keys: map[string]string{}}
+	var rt http.RoundTripper = transport
+	if lostAnswers {
+		a.lossy = &lossyTransport{next: transport}
+		rt, a.keyless = a.lossy, true
+	}
+	a.client = &http.Client{Transport: rt, Timeout: 30 * time.Second}
+	return a
 }
 
 // call sends one tool call in the agent's run and records what it learned.
-// label names the call in the evidence a handover carries.
+// label names the call in the evidence a handover carries. The agent never
+// sends a call twice through call: a repeat goes through again.
 func (a *evalAgent) call(label, method, path string, body any) (evalReply, error) {
-	var raw []byte
-	if body != nil {
-		var err error
-		if raw, err = json.Marshal(body); err != nil {
-			return evalReply{}, err
-		}
+	raw, sig, err := signature(method, path, body)
+	if err != nil {
+		return evalReply{}, err
 	}
-	sig := method + " " + path + " " + string(raw)
 	if a.sent[sig] {
 		return evalReply{}, fmt.Errorf("the agent was about to repeat %s", sig)
 	}
 	a.sent[sig] = true
-	req, err := http.NewRequestWithContext(a.ctx, method, a.base+path, bytes.NewReader(raw))
+	return a.do(label, method, path, raw, sig)
+}
+
+// again sends a call the agent made before, with the same arguments, on
+// purpose: what it waited for arrived, its answer was lost, or the case
+// shows that the gateway stops a loop. A write goes with its first
+// Idempotency-Key.
+func (a *evalAgent) again(label, method, path string, body any) (evalReply, error) {
+	raw, sig, err := signature(method, path, body)
+	if err != nil {
+		return evalReply{}, err
+	}
+	if !a.sent[sig] {
+		return evalReply{}, fmt.Errorf("the agent was to repeat %s, which it never sent", sig)
+	}
+	a.repeats++
+	return a.do(label, method, path, raw, sig)
+}
+
+// signature is a call's body and what tells it apart from every other call.
+func signature(method, path string, body any) ([]byte, string, error) {
+	var raw []byte
+	if body != nil {
+		var err error
+		if raw, err = json.Marshal(body); err != nil {
+			return nil, "", err
+		}
+	}
+	return raw, method + " " + path + " " + string(raw), nil
+}
+
+func (a *evalAgent) do(label, method, path string, raw []byte, sig string) (evalReply, error) {
+	var body io.Reader
+	if raw != nil {
+		body = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(a.ctx, method, a.base+path, body)
 	if err != nil {
 		return evalReply{}, err
 	}
 	req.Header.Set("X-Run-Id", a.runID)
-	if body != nil {
+	if raw != nil {
 		req.Header.Set("Content-Type", "application/json")
 	}
 	// run_three_way_match is a POST that changes nothing: the other POSTs
 	// are the writes.
-	if method == http.MethodPost && !strings.HasSuffix(path, "/three-way-match") {
-		a.writes++
-		req.Header.Set("Idempotency-Key", fmt.Sprintf("%s:%d", a.runID, a.writes))
+	if method == http.MethodPost && !strings.HasSuffix(path, "/three-way-match") && !a.keyless {
+		key, ok := a.keys[sig]
+		if !ok {
+			a.writes++
+			key = fmt.Sprintf("%s:%d", a.runID, a.writes)
+			a.keys[sig] = key
+		}
+		req.Header.Set("Idempotency-Key", key)
 	}
 	a.calls++
 	reply, err := a.send(req)
@@ -404,6 +551,17 @@ func (a *evalAgent) call(label, method, path string, body any) (evalReply, error
 	}
 	a.note(label, reply)
 	return reply, nil
+}
+
+// create sends a call that makes a record (an approval request, a hold, a
+// handover). An answer lost on its way back leaves the agent not knowing
+// whether the record was made: it sends the same call again, once.
+func (a *evalAgent) create(label, method, path string, body any) (evalReply, error) {
+	r, err := a.call(label, method, path, body)
+	if errors.Is(err, errAnswerLost) {
+		return a.again(label, method, path, body)
+	}
+	return r, err
 }
 
 func (a *evalAgent) send(req *http.Request) (evalReply, error) {
@@ -446,7 +604,14 @@ func (a *evalAgent) play(c evalCase) (evalOutcome, error) {
 	if err != nil || r.problem != nil {
 		return a.followOrFail(id, r, err)
 	}
-	r, err = a.call("run_three_way_match "+id, http.MethodPost, "/invoices/"+id+"/three-way-match", struct{}{})
+	return a.match(id, a.call)
+}
+
+// match runs the three-way match, sent by send (call, or again when what
+// the invoice waited for has arrived), and asks for the approval the
+// result calls for.
+func (a *evalAgent) match(id string, send func(label, method, path string, body any) (evalReply, error)) (evalOutcome, error) {
+	r, err := send("run_three_way_match "+id, http.MethodPost, "/invoices/"+id+"/three-way-match", struct{}{})
 	if err != nil || r.problem != nil {
 		return a.followOrFail(id, r, err)
 	}
@@ -456,6 +621,9 @@ func (a *evalAgent) play(c evalCase) (evalOutcome, error) {
 	}
 	a.codes = append(a.codes, m.Result)
 	a.evidence[len(a.evidence)-1] = fmt.Sprintf("run_three_way_match %s: %s", id, m.Result)
+	if m.Result != "MATCHED" {
+		a.cause = m.Result
+	}
 	action, why := m.proposal()
 	return a.requestApproval(id, action, why)
 }
@@ -486,6 +654,7 @@ func (a *evalAgent) follow(invoiceID string, p *evalProblem) (evalOutcome, error
 		if a.approved {
 			return evalOutcome{final: outcomeStopped}, nil
 		}
+		a.cause = p.Code
 		return a.requestApproval(invoiceID, "post_as_invoiced", fmt.Sprintf(
 			"Posting invoice %s was refused with %s (reason %s); it is to be posted as invoiced.",
 			invoiceID, p.Code, p.detail("reason")))
@@ -529,9 +698,19 @@ func holdReason(p *evalProblem) (string, string) {
 	return fmt.Sprintf("%s (%s); waiting for the scheduled re-check", p.Code, p.ids()), outcomeHeld
 }
 
+// recheckAfter is how long after a hold that waits for something other than
+// a person's decision the agent asks for its re-check.
+const recheckAfter = time.Hour
+
+// hold puts the invoice on hold. A hold that waits for a person's decision
+// lasts until the decision releases it; one that waits for anything else
+// asks to be re-checked in recheckAfter.
 func (a *evalAgent) hold(invoiceID, reason, final string) (evalOutcome, error) {
-	r, err := a.call("hold_invoice "+invoiceID, http.MethodPost, "/invoices/"+invoiceID+"/hold",
-		map[string]string{"reason": reason})
+	body := map[string]string{"reason": reason}
+	if final == outcomeHeld {
+		body["recheck_at"] = a.now().Add(recheckAfter).UTC().Format(time.RFC3339)
+	}
+	r, err := a.create("hold_invoice "+invoiceID, http.MethodPost, "/invoices/"+invoiceID+"/hold", body)
 	if err != nil {
 		return evalOutcome{}, err
 	}
@@ -544,15 +723,21 @@ func (a *evalAgent) hold(invoiceID, reason, final string) (evalOutcome, error) {
 // handOver routes the invoice to queue (the gateway picks the code's queue
 // when it is ""), with the error's message, note and every call's evidence.
 func (a *evalAgent) handOver(invoiceID string, p *evalProblem, queue, note, final string) (evalOutcome, error) {
+	return a.handOverAbout(invoiceID, p.Code, p.ids(), queue, note, final)
+}
+
+// handOverAbout routes the invoice to queue for code, naming the ids it is
+// about, with note and every call's evidence.
+func (a *evalAgent) handOverAbout(invoiceID, code, ids, queue, note, final string) (evalOutcome, error) {
 	body := struct {
 		InvoiceID string   `json:"invoice_id"`
 		Code      string   `json:"code"`
 		Queue     string   `json:"queue,omitempty"`
 		Summary   string   `json:"summary"`
 		Evidence  []string `json:"evidence"`
-	}{invoiceID, p.Code, queue, strings.TrimSpace(fmt.Sprintf("Invoice %s needs a person: %s (%s). %s",
-		invoiceID, p.Code, p.ids(), note)), append([]string(nil), a.evidence...)}
-	r, err := a.call("hand_over "+invoiceID, http.MethodPost, "/handovers", body)
+	}{invoiceID, code, queue, strings.TrimSpace(fmt.Sprintf("Invoice %s needs a person: %s (%s). %s",
+		invoiceID, code, ids, note)), append([]string(nil), a.evidence...)}
+	r, err := a.create("hand_over "+invoiceID, http.MethodPost, "/handovers", body)
 	if err != nil {
 		return evalOutcome{}, err
 	}
@@ -560,30 +745,29 @@ func (a *evalAgent) handOver(invoiceID string, p *evalProblem, queue, note, fina
 		return evalOutcome{final: outcomeHandoverRefused}, nil
 	}
 	var h struct {
-		Queue string `json:"queue"`
+		HandoverID string `json:"handover_id"`
+		Queue      string `json:"queue"`
 	}
 	if err := json.Unmarshal(r.body, &h); err != nil {
 		return evalOutcome{}, fmt.Errorf("hand_over: %w", err)
 	}
-	return evalOutcome{final: final, queue: h.Queue}, nil
+	return evalOutcome{final: final, queue: h.Queue, handoverID: h.HandoverID}, nil
 }
 
 // requestApproval asks for the proposed action; an approval granted at once
 // is posted, one waiting for a person puts the invoice on hold.
 func (a *evalAgent) requestApproval(invoiceID, action, justification string) (evalOutcome, error) {
 	a.approved = true
-	r, err := a.call("request_approval "+invoiceID, http.MethodPost, "/invoices/"+invoiceID+"/approvals",
+	r, err := a.create("request_approval "+invoiceID, http.MethodPost, "/invoices/"+invoiceID+"/approvals",
 		map[string]string{"proposed_action": action, "justification": justification})
 	if err != nil || r.problem != nil {
 		return a.followOrFail(invoiceID, r, err)
 	}
-	var ap struct {
-		ApprovalID string `json:"approval_id"`
-		Status     string `json:"status"`
-	}
+	var ap evalApproval
 	if err := json.Unmarshal(r.body, &ap); err != nil {
 		return evalOutcome{}, fmt.Errorf("request_approval: %w", err)
 	}
+	a.approval = ap.ApprovalID
 	switch ap.Status {
 	case "approved":
 		return a.post(invoiceID, ap.ApprovalID)
@@ -591,6 +775,15 @@ func (a *evalAgent) requestApproval(invoiceID, action, justification string) (ev
 		return a.hold(invoiceID, fmt.Sprintf("Approval %s is pending a person's decision", ap.ApprovalID), outcomeHeldForApproval)
 	}
 	return evalOutcome{final: outcomeStopped}, nil
+}
+
+// evalApproval is the part of an approval the agent reads.
+type evalApproval struct {
+	ApprovalID     string `json:"approval_id"`
+	Status         string `json:"status"`
+	ProposedAction string `json:"proposed_action"`
+	DecidedBy      string `json:"decided_by"`
+	DecisionReason string `json:"decision_reason"`
 }
 
 // post posts the invoice; approvalID "" is the careless post without one.
@@ -615,40 +808,54 @@ func (a *evalAgent) post(invoiceID, approvalID string) (evalOutcome, error) {
 	return evalOutcome{final: outcomePosted}, nil
 }
 
-// loopsSeen reads the run as the gateway recorded it and counts the calls
-// it refused as loops. It is the evaluator's read, not the agent's call.
-func (a *evalAgent) loopsSeen() (int, error) {
-	req, err := http.NewRequestWithContext(a.ctx, http.MethodGet, a.base+"/runs/"+a.runID, nil)
-	if err != nil {
-		return 0, err
+// resume goes on with the held invoice in the same run, once the platform
+// has told the agent that its hold was released: an invoice that waited
+// for a person reads the decision, one that waited for goods is matched
+// again. The gateway's answers decide; the event's next call is advice.
+func (a *evalAgent) resume(invoiceID string, ev evalEvent) (evalOutcome, error) {
+	a.evidence = append(a.evidence, fmt.Sprintf("%s %s: %s", ev.Event, ev.HoldID, ev.Arrived))
+	out, err := a.resumeHeld(invoiceID)
+	out.resumedOn, out.advised = ev.Event, ev.Next.Operation
+	return out, err
+}
+
+func (a *evalAgent) resumeHeld(invoiceID string) (evalOutcome, error) {
+	if a.approval == "" {
+		return a.match(invoiceID, a.again)
 	}
-	resp, err := a.client.Do(req)
-	if err != nil {
-		return 0, err
+	r, err := a.call("get_approval "+a.approval, http.MethodGet, "/approvals/"+a.approval, nil)
+	if err != nil || r.problem != nil {
+		return a.followOrFail(invoiceID, r, err)
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return 0, fmt.Errorf("get_run %s: status %d", a.runID, resp.StatusCode)
+	var ap evalApproval
+	if err := json.Unmarshal(r.body, &ap); err != nil {
+		return evalOutcome{}, fmt.Errorf("get_approval: %w", err)
 	}
-	var run struct {
-		Calls []struct {
-			Code    string `json:"code"`
-			Refused bool   `json:"refused"`
-		} `json:"calls"`
+	switch ap.Status {
+	case "approved":
+		return a.post(invoiceID, ap.ApprovalID)
+	case "rejected":
+		a.evidence[len(a.evidence)-1] = fmt.Sprintf("get_approval %s: rejected by %s: %s", ap.ApprovalID, ap.DecidedBy, ap.DecisionReason)
+		return a.handOverAbout(invoiceID, a.cause, "approval_id "+ap.ApprovalID, "", fmt.Sprintf(
+			"Approval %s to %s was rejected by %s: %s", ap.ApprovalID, ap.ProposedAction, ap.DecidedBy, ap.DecisionReason),
+			outcomeHandedOver)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&run); err != nil {
-		return 0, fmt.Errorf("get_run %s: %w", a.runID, err)
+	return evalOutcome{final: outcomeHeldForApproval}, nil
+}
+
+// recheckTwice reads the pending approval the invoice is held for, then
+// reads it again at once, with nothing changed in between: the loop the
+// gateway must stop.
+func (a *evalAgent) recheckTwice(invoiceID string) (evalOutcome, error) {
+	label, path := "get_approval "+a.approval, "/approvals/"+a.approval
+	r, err := a.call(label, http.MethodGet, path, nil)
+	if err != nil || r.problem != nil {
+		return a.followOrFail(invoiceID, r, err)
 	}
-	if len(run.Calls) != a.calls {
-		return 0, fmt.Errorf("get_run %s: the gateway recorded %d calls, the agent made %d", a.runID, len(run.Calls), a.calls)
+	if r, err = a.again(label, http.MethodGet, path, nil); err != nil || r.problem != nil {
+		return a.followOrFail(invoiceID, r, err)
 	}
-	loops := 0
-	for _, c := range run.Calls {
-		if c.Refused && c.Code == "LOOP_DETECTED" {
-			loops++
-		}
-	}
-	return loops, nil
+	return evalOutcome{final: outcomeHeldForApproval}, nil
 }
 
 // evalMatch is the part of a three-way match result the agent reads.

@@ -4,10 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func noEnv(string) string { return "" }
@@ -72,6 +77,18 @@ func TestEvalJSONRows(t *testing.T) {
 		{"5105600109", "period closed", "MATCHED", "ESCALATED", "finance", 0, 5},
 		// post_invoice, request_approval, post_invoice
 		{"5105600101", "posted first", "APPROVAL_MISSING", "POSTED", "", 0, 3},
+		// get_invoice, run_three_way_match, request_approval (pending), hold_invoice;
+		// a person approves; get_approval, post_invoice
+		{"5105600102", "approved while held", "TOLERANCE_EXCEEDED", "POSTED", "", 0, 6},
+		// … a person rejects; get_approval, hand_over
+		{"5105600102", "rejected while held", "TOLERANCE_EXCEEDED", "HANDED_OVER", "ap_queue", 0, 6},
+		// get_invoice, run_three_way_match (GR_MISSING), hold_invoice; the goods
+		// arrive; run_three_way_match again, request_approval (approved), post_invoice
+		{"5105600105", "goods arrive while held", "GR_MISSING", "POSTED", "", 0, 6},
+		// get_invoice, run_three_way_match, request_approval twice, hold_invoice twice
+		{"5105600102", "lost answers repeated", "TOLERANCE_EXCEEDED", "HELD_FOR_APPROVAL", "", 0, 6},
+		// … hold_invoice, get_approval, get_approval again (LOOP_DETECTED), hand_over
+		{"5105600102", "re-check loop", "TOLERANCE_EXCEEDED", "HANDED_OVER", "ap_queue", 0, 7},
 	}
 	if len(got.Rows) != len(want) {
 		t.Fatalf("%d rows, want %d:\n%s", len(got.Rows), len(want), out.String())
@@ -90,13 +107,61 @@ func TestEvalJSONRows(t *testing.T) {
 			t.Errorf("%s %q: %d corrected retries in %d calls, want %d in %d",
 				r.InvoiceID, r.Case, r.Retries, r.Calls, w.retries, w.calls)
 		}
-		if r.Loops != 0 || !r.Expected {
-			t.Errorf("%s %q: loops %d, expected %v %v", r.InvoiceID, r.Case, r.Loops, r.Expected, r.Missed)
+		if r.Loops != r.ExpectedLoops || !r.Expected {
+			t.Errorf("%s %q: loops %d of %d expected, expected %v %v", r.InvoiceID, r.Case, r.Loops, r.ExpectedLoops, r.Expected, r.Missed)
 		}
 	}
-	wantTotals := evalTotals{Cases: 11, Calls: 40, Retries: 3, Handovers: 7, Holds: 2, Posted: 2, Loops: 0, Expected: 11}
+	wantTotals := evalTotals{Cases: 16, Calls: 71, Retries: 3, Handovers: 9, Holds: 3, Posted: 4,
+		Loops: 1, ExpectedLoops: 1, UnexpectedLoops: 0, Expected: 16}
 	if got.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", got.Totals, wantTotals)
+	}
+}
+
+// TestEvalCrossesTime checks what the cases that cross time did, one run
+// id each: the event they resumed on, the calls they sent again on
+// purpose, the codes they met and the case the gateway reports at the end.
+func TestEvalCrossesTime(t *testing.T) {
+	_, got := evalOutput(t)
+	rows := map[string]evalRow{}
+	for _, r := range got.Rows {
+		rows[r.Case] = r
+	}
+	for _, w := range []struct {
+		name, resumed, advised, state string
+		loops, repeats                int
+		codes                         []string
+	}{
+		{"approved while held", "hold.released", "post_invoice", "posted", 0, 0, nil},
+		{"rejected while held", "hold.released", "hand_over", "handed_over", 0, 0, []string{"TOLERANCE_EXCEEDED"}},
+		{"goods arrive while held", "hold.released", "run_three_way_match", "posted", 0, 1, []string{"GR_MISSING", "MATCHED"}},
+		{"lost answers repeated", "", "", "on_hold", 0, 2, []string{"TOLERANCE_EXCEEDED"}},
+		{"re-check loop", "", "", "handed_over", 1, 1, []string{"TOLERANCE_EXCEEDED", "LOOP_DETECTED"}},
+	} {
+		r, ok := rows[w.name]
+		if !ok {
+			t.Errorf("no row %q", w.name)
+			continue
+		}
+		if r.ResumedOn != w.resumed || r.Advised != w.advised || r.CaseState != w.state {
+			t.Errorf("%q: resumed on %q advising %q, case %q; want %q, %q, %q", w.name, r.ResumedOn, r.Advised, r.CaseState,
+				w.resumed, w.advised, w.state)
+		}
+		if r.Loops != w.loops || r.ExpectedLoops != w.loops || r.Repeats != w.repeats {
+			t.Errorf("%q: %d loops (%d expected), %d repeats; want %d loops, %d repeats", w.name, r.Loops, r.ExpectedLoops,
+				r.Repeats, w.loops, w.repeats)
+		}
+		if w.codes != nil && !slices.Equal(r.Codes, w.codes) {
+			t.Errorf("%q: codes %v, want %v", w.name, r.Codes, w.codes)
+		}
+	}
+	// The cases the eval had before keep their meaning: no repeats, no
+	// loops, no waiting.
+	for _, r := range got.Rows[:11] {
+		if r.Repeats != 0 || r.Loops != 0 || r.ExpectedLoops != 0 || r.ResumedOn != "" {
+			t.Errorf("%s %q: %d repeats, %d loops (%d expected), resumed on %q", r.InvoiceID, r.Case, r.Repeats, r.Loops,
+				r.ExpectedLoops, r.ResumedOn)
+		}
 	}
 }
 
@@ -109,23 +174,213 @@ func TestEvalTable(t *testing.T) {
 		t.Fatalf("report: %v\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 13 {
-		t.Fatalf("%d lines, want a header, 11 rows and the totals:\n%s", len(lines), out.String())
+	if len(lines) != 18 {
+		t.Fatalf("%d lines, want a header, 16 rows and the totals:\n%s", len(lines), out.String())
 	}
-	if h := strings.Fields(lines[0]); len(h) == 0 || h[0] != "INVOICE" || !strings.Contains(lines[0], "FINAL") {
+	if h := strings.Fields(lines[0]); len(h) == 0 || h[0] != "INVOICE" || !strings.Contains(lines[0], "FINAL") ||
+		!strings.Contains(lines[0], "LOOPS") || h[len(h)-1] != "EXPECTED" {
 		t.Errorf("header %q", lines[0])
 	}
-	for _, row := range lines[1:12] {
-		if f := strings.Fields(row); len(f) < 8 || len(f[0]) != 10 || f[len(f)-1] != "yes" {
+	for _, row := range lines[1:17] {
+		if f := strings.Fields(row); len(f) < 10 || len(f[0]) != 10 || f[len(f)-1] != "yes" {
 			t.Errorf("row %q", row)
 		}
 	}
-	total := lines[12]
-	for _, part := range []string{"11 cases", "40 calls", "3 corrected retries", "7 handovers", "2 holds", "2 posted",
-		"loops: 0", "expected: 11/11"} {
+	if !strings.Contains(lines[16], "1 (1 expected)") {
+		t.Errorf("the loop row does not say its loop was expected: %q", lines[16])
+	}
+	total := lines[17]
+	for _, part := range []string{"16 cases", "71 calls", "3 corrected retries", "9 handovers", "3 holds", "4 posted",
+		"loops: 1 (1 expected, 0 unexpected)", "expected: 16/16"} {
 		if !strings.Contains(total, part) {
 			t.Errorf("totals line %q lacks %q", total, part)
 		}
+	}
+}
+
+// TestReportCountsExpectedLoopsApart checks that a loop a case was built
+// to meet does not fail the eval, and that any other loop does.
+func TestReportCountsExpectedLoopsApart(t *testing.T) {
+	expected := evalRow{InvoiceID: "5105600102", Case: "re-check loop", Final: "HANDED_OVER", Loops: 1, ExpectedLoops: 1, Expected: true}
+	var out bytes.Buffer
+	if err := report(&out, []evalRow{expected}, true); err != nil {
+		t.Errorf("an expected loop failed the eval: %v", err)
+	}
+	var res evalResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Totals.Loops != 1 || res.Totals.ExpectedLoops != 1 || res.Totals.UnexpectedLoops != 0 {
+		t.Errorf("totals %+v, want 1 loop, expected", res.Totals)
+	}
+	unexpected := evalRow{InvoiceID: "5105600101", Case: "clean", Final: "POSTED", Loops: 1, Expected: true}
+	out.Reset()
+	err := report(&out, []evalRow{expected, unexpected}, false)
+	if err == nil || !strings.Contains(err.Error(), "1 unexpected loops") {
+		t.Errorf("report: %v, want the unexpected loop to fail the eval", err)
+	}
+	if !strings.Contains(out.String(), "loops: 2 (1 expected, 1 unexpected)") {
+		t.Errorf("table:\n%s", out.String())
+	}
+}
+
+// TestJudge checks what judge holds a case to beyond its final outcome.
+func TestJudge(t *testing.T) {
+	cases := map[string]evalCase{}
+	for _, c := range evalCases() {
+		cases[c.name] = c
+	}
+	a := &evalAgent{codes: []string{"TOLERANCE_EXCEEDED"}, calls: 6}
+	out := evalOutcome{final: outcomeHandedOver, queue: "ap_queue", handoverID: "HO0000001",
+		resumedOn: eventHoldReleased, advised: "hand_over"}
+	good := evalFacts{caseState: "handed_over", handover: evalHandover{ID: "HO0000001",
+		Summary: "Approval A0000001 was rejected by m.keller: " + rejectReason, Evidence: []string{"get_approval A0000001: rejected: " + rejectReason}}}
+	if r := judge(cases["rejected while held"], a, out, good); !r.Expected {
+		t.Errorf("judge missed %v", r.Missed)
+	}
+	for name, f := range map[string]evalFacts{
+		"no reason in the summary":  {caseState: "handed_over", handover: evalHandover{ID: "HO0000001", Evidence: good.handover.Evidence}},
+		"no reason in the evidence": {caseState: "handed_over", handover: evalHandover{ID: "HO0000001", Summary: good.handover.Summary}},
+		"case not handed over":      {caseState: "on_hold", handover: good.handover},
+		"an unexpected loop":        {caseState: "handed_over", handover: good.handover, loops: 1},
+	} {
+		if r := judge(cases["rejected while held"], a, out, f); r.Expected {
+			t.Errorf("%s: judge found nothing missed", name)
+		}
+	}
+	notResumed := out
+	notResumed.resumedOn, notResumed.advised = "", ""
+	if r := judge(cases["rejected while held"], a, notResumed, good); r.Expected {
+		t.Error("a case that never resumed was judged as expected")
+	}
+	loop := cases["re-check loop"]
+	a = &evalAgent{codes: []string{"TOLERANCE_EXCEEDED", "LOOP_DETECTED"}}
+	out = evalOutcome{final: outcomeHandedOver, queue: "ap_queue"}
+	if r := judge(loop, a, out, evalFacts{caseState: "handed_over"}); r.Expected {
+		t.Error("a case built to meet a loop was judged as expected without one")
+	}
+	if r := judge(loop, a, out, evalFacts{caseState: "handed_over", loops: 1}); !r.Expected || r.ExpectedLoops != 1 {
+		t.Errorf("the loop case: %+v", r)
+	}
+}
+
+// TestAgentRepeatsOnlyOnPurpose checks the agent's guard: call never sends
+// a call twice, again sends only a call made before, with its key.
+func TestAgentRepeatsOnlyOnPurpose(t *testing.T) {
+	var mu sync.Mutex
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"approval_id":"A0000001","status":"pending"}`)
+	}))
+	defer srv.Close()
+	a := newEvalAgent(context.Background(), &evalStack{url: srv.URL, clock: &evalClock{}}, "run-guard", false)
+	defer a.transport.CloseIdleConnections()
+	body := map[string]string{"proposed_action": "accept_variance", "justification": "As matched."}
+	if _, err := a.again("request_approval", http.MethodPost, "/invoices/5105600102/approvals", body); err == nil {
+		t.Error("again sent a call the agent never made")
+	}
+	if _, err := a.call("request_approval", http.MethodPost, "/invoices/5105600102/approvals", body); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.call("request_approval", http.MethodPost, "/invoices/5105600102/approvals", body); err == nil {
+		t.Error("call repeated a call")
+	}
+	if _, err := a.again("request_approval", http.MethodPost, "/invoices/5105600102/approvals", body); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if a.calls != 2 || a.repeats != 1 || len(keys) != 2 || keys[0] == "" || keys[0] != keys[1] {
+		t.Errorf("%d calls, %d repeats, keys %q; want 2 calls, 1 repeat, one key twice", a.calls, a.repeats, keys)
+	}
+}
+
+// TestLostAnswers checks the transport that loses answers: the first
+// answer to each create is lost, the agent sends the call again without a
+// key, and a repeat that names another record is caught.
+func TestLostAnswers(t *testing.T) {
+	var mu sync.Mutex
+	n := 0
+	var keys []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		keys = append(keys, r.Header.Get("Idempotency-Key"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"hold_id":"H%07d","status":"held"}`, n)
+	}))
+	defer srv.Close()
+	a := newEvalAgent(context.Background(), &evalStack{url: srv.URL, clock: &evalClock{}}, "run-lost", true)
+	defer a.transport.CloseIdleConnections()
+	r, err := a.create("hold_invoice", http.MethodPost, "/invoices/5105600105/hold", map[string]string{"reason": "Waiting."})
+	if err != nil || r.problem != nil {
+		t.Fatalf("create: %v %+v", err, r.problem)
+	}
+	if a.calls != 2 || a.repeats != 1 {
+		t.Errorf("%d calls, %d repeats; want the lost call and its repeat", a.calls, a.repeats)
+	}
+	mu.Lock()
+	if len(keys) != 2 || keys[0] != "" || keys[1] != "" {
+		t.Errorf("Idempotency-Keys %q, want none", keys)
+	}
+	mu.Unlock()
+	// The server made a new hold each time: the repeat is not the same
+	// create.
+	if m := a.lossy.missed(); len(m) != 1 || !strings.Contains(m[0], "H0000001") || !strings.Contains(m[0], "H0000002") {
+		t.Errorf("missed %q, want the two holds named", m)
+	}
+	if _, err := a.call("get_hold", http.MethodGet, "/holds/H0000001", nil); err != nil {
+		t.Errorf("a read's answer was lost: %v", err)
+	}
+}
+
+// TestPlatformWaitsForItsRun checks the agent's platform: it takes each
+// delivery once, resumes only the run and invoice a release names, and
+// gives up at its deadline.
+func TestPlatformWaitsForItsRun(t *testing.T) {
+	hooks := &evalHooks{arrived: make(chan struct{}, 1), seen: map[string]bool{}}
+	u, stop, err := serveLoopback(hooks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	deliver := func(id, body string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Webhook-Id", id)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode >= 300 {
+			t.Fatalf("delivery %s: status %d", id, resp.StatusCode)
+		}
+	}
+	deliver("d1", `{"event":"approval.decided","invoice_id":"5105600102"}`)
+	deliver("d2", `{"event":"hold.released","invoice_id":"5105600102","hold_id":"H0000001","run_id":"other","next":{"operation":"post_invoice"}}`)
+	deliver("d3", `{"event":"hold.released","invoice_id":"5105600102","hold_id":"H0000002","run_id":"mine","next":{"operation":"post_invoice"}}`)
+	deliver("d3", `{"event":"hold.released","invoice_id":"5105600102","hold_id":"H0000002","run_id":"mine","next":{"operation":"post_invoice"}}`)
+	ctx := context.Background()
+	ev, ok := hooks.await(ctx, "mine", "5105600102", evalWait)
+	if !ok || ev.HoldID != "H0000002" || ev.Next.Operation != "post_invoice" {
+		t.Errorf("await: %+v %v", ev, ok)
+	}
+	hooks.mu.Lock()
+	if len(hooks.events) != 3 {
+		t.Errorf("%d events kept, want 3: a delivery repeated is one event", len(hooks.events))
+	}
+	hooks.mu.Unlock()
+	if _, ok := hooks.await(ctx, "mine", "5105600105", time.Millisecond); ok {
+		t.Error("await found a release of another invoice")
 	}
 }
 
