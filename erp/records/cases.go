@@ -54,11 +54,14 @@ type caseRow struct {
 // on PostgreSQL the transactions of one invoice run one at a time, across
 // replicas; on SQLite a write transaction holds the write lock already.
 func (s *sqlStore) lockCase(ctx context.Context, tx *sql.Tx, invoiceID string, at time.Time) (caseRow, error) {
-	if _, err := s.exec(ctx, tx, `INSERT INTO cases (invoice_id, state, created_at, updated_at) VALUES (?, ?, ?, ?)
-		ON CONFLICT (invoice_id) DO NOTHING`, invoiceID, CaseOpen, s.d.timeArg(at), s.d.timeArg(at)); err != nil {
-		return caseRow{}, err
-	}
-	c, err := scanCase(tx.QueryRowContext(ctx, s.d.rebind("SELECT "+caseCols+" FROM cases WHERE invoice_id = ?"+s.d.forUpdate), invoiceID))
+	// One statement makes the case or, finding it, locks its row (an
+	// update that changes nothing takes the row lock as FOR UPDATE would,
+	// and waits for a holder of it), and returns it as it is after any
+	// transaction that held it.
+	c, err := scanCase(tx.QueryRowContext(ctx, s.d.rebind(`INSERT INTO cases (invoice_id, state, created_at, updated_at)
+		VALUES (?, ?, ?, ?)
+		ON CONFLICT (invoice_id) DO UPDATE SET invoice_id = excluded.invoice_id
+		RETURNING `+caseCols), invoiceID, CaseOpen, s.d.timeArg(at), s.d.timeArg(at)))
 	return caseRow{c}, err
 }
 
@@ -69,18 +72,16 @@ func (s *sqlStore) bumpCase(ctx context.Context, tx *sql.Tx, c *caseRow, at time
 	c.Version++
 	c.State = caseState(c.Case)
 	c.UpdatedAt = normTime(at)
-	if _, err := s.exec(ctx, tx, `UPDATE cases SET state = ?, version = ?, hold_id = ?, approval_id = ?,
+	update := `UPDATE cases SET state = ?, version = ?, hold_id = ?, approval_id = ?,
 		approval_status = ?, handover_id = ?, handover_status = ?, posted = ?, updated_at = ?
-		WHERE invoice_id = ?`,
-		c.State, c.Version, c.HoldID, c.ApprovalID, c.ApprovalStatus, c.HandoverID, c.HandoverStatus, c.Posted,
-		s.d.timeArg(c.UpdatedAt), c.InvoiceID); err != nil {
+		WHERE invoice_id = ?`
+	args := []any{c.State, c.Version, c.HoldID, c.ApprovalID, c.ApprovalStatus, c.HandoverID, c.HandoverStatus, c.Posted,
+		s.d.timeArg(c.UpdatedAt), c.InvoiceID}
+	if len(events) == 0 {
+		_, err := s.exec(ctx, tx, update, args...)
 		return err
 	}
-	if len(events) == 0 {
-		return nil
-	}
 	rows := make([]string, len(events))
-	args := make([]any, 0, 7*len(events))
 	for i, ev := range events {
 		if ev.RunID == "" {
 			ev.RunID = RunIDFrom(ctx)
@@ -91,8 +92,16 @@ func (s *sqlStore) bumpCase(ctx context.Context, tx *sql.Tx, c *caseRow, at time
 		rows[i] = "(?, ?, ?, ?, ?, ?, ?)"
 		args = append(args, c.InvoiceID, c.Version, s.d.timeArg(ev.At), ev.Kind, ev.Ref, ev.Note, ev.RunID)
 	}
-	_, err := s.exec(ctx, tx, "INSERT INTO case_events (invoice_id, version, at, kind, ref, note, run_id) VALUES "+
-		strings.Join(rows, ", "), args...)
+	insert := "INSERT INTO case_events (invoice_id, version, at, kind, ref, note, run_id) VALUES " + strings.Join(rows, ", ")
+	// On PostgreSQL the case and its events are one statement.
+	if s.d.writableWith {
+		_, err := s.exec(ctx, tx, "WITH bumped AS ("+update+" RETURNING 1) "+insert, args...)
+		return err
+	}
+	if _, err := s.exec(ctx, tx, update, args[:10]...); err != nil {
+		return err
+	}
+	_, err := s.exec(ctx, tx, insert, args[10:]...)
 	return err
 }
 

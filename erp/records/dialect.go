@@ -22,10 +22,6 @@ type dialect struct {
 	// claimers pass over each other's rows. SQLite needs none: its write
 	// transactions run one at a time.
 	skipLocked string
-	// forUpdate ends a SELECT of a row that the transaction locks until
-	// it ends. SQLite needs none: its write transaction holds the write
-	// lock from its start.
-	forUpdate string
 	// migrationsTable creates the table of applied migrations.
 	migrationsTable string
 	// lockMigrations and unlockMigrations take and give back a lock held
@@ -73,7 +69,6 @@ var (
 		name:       "postgres",
 		numbered:   true,
 		skipLocked: " FOR UPDATE SKIP LOCKED",
-		forUpdate:  " FOR UPDATE",
 		migrationsTable: `CREATE TABLE IF NOT EXISTS schema_migrations (
 	version    INTEGER PRIMARY KEY,
 	applied_at TIMESTAMPTZ NOT NULL
