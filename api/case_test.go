@@ -225,30 +225,38 @@ func TestOneOpenHoldAndOneOpenApproval(t *testing.T) {
 }
 
 // TestACreateRepeatedIsTheSameCreate repeats each create of a run, without
-// a key, as an agent does whose answer was lost: it gets the record it
-// made, never LOOP_DETECTED.
+// a key, as an agent does whose answer was lost, on one replica and then
+// the other (runs shared in Redis, records in SQLite or PostgreSQL): it
+// gets the record it made, never LOOP_DETECTED.
 func TestACreateRepeatedIsTheSameCreate(t *testing.T) {
-	s := newStack(t)
-	run := "X-Run-Id: run-lost-answers"
-	for _, c := range []struct {
-		path, id string
-		body     map[string]any
-	}{
-		{"/invoices/5105600102/approvals", "approval_id", map[string]any{"proposed_action": "accept_variance", "justification": "Accept the surcharge."}},
-		{"/invoices/5105600105/hold", "hold_id", map[string]any{"reason": "No goods receipt for PO 4500018822 item 20."}},
-		{"/handovers", "handover_id", map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018826 is closed."}},
-	} {
-		var ids []any
-		for range 3 {
-			r := s.do("POST", c.path, c.body, run)
-			if r.status != 200 {
-				t.Fatalf("%s: %d %s", c.path, r.status, r.body)
+	for _, engine := range engineNames {
+		t.Run(engine, func(t *testing.T) {
+			a, b := replicas(t, engine, sharedRuns(t))
+			run := "X-Run-Id: run-lost-answers"
+			for _, c := range []struct {
+				path, id string
+				body     map[string]any
+			}{
+				{"/invoices/5105600102/approvals", "approval_id", map[string]any{"proposed_action": "accept_variance", "justification": "Accept the surcharge."}},
+				{"/invoices/5105600105/hold", "hold_id", map[string]any{"reason": "No goods receipt for PO 4500018822 item 20."}},
+				{"/handovers", "handover_id", map[string]any{"invoice_id": "5105600106", "code": "PO_CLOSED", "summary": "PO 4500018826 is closed."}},
+			} {
+				var ids []any
+				for i := range 3 {
+					r := []*stack{a, b}[i%2].do("POST", c.path, c.body, run)
+					if r.status != 200 {
+						t.Fatalf("%s: %d %s", c.path, r.status, r.body)
+					}
+					ids = append(ids, r.json(t)[c.id])
+				}
+				if ids[0] != ids[1] || ids[1] != ids[2] {
+					t.Errorf("%s three times: %v, want one record", c.path, ids)
+				}
 			}
-			ids = append(ids, r.json(t)[c.id])
-		}
-		if ids[0] != ids[1] || ids[1] != ids[2] {
-			t.Errorf("%s three times: %v, want one record", c.path, ids)
-		}
+			if n := a.counts(); n != (recordCounts{holds: 1, approvals: 1, handovers: 1}) {
+				t.Errorf("records after the repeats: %+v, want one of each", n)
+			}
+		})
 	}
 }
 
