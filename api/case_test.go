@@ -278,6 +278,24 @@ func TestAHandoverClosesTheHold(t *testing.T) {
 	if c := s.do("GET", "/invoices/5105600105/case", nil, run).json(t); c["state"] != "handed_over" || c["hold_id"] != nil {
 		t.Errorf("case after the handover: %v", c)
 	}
+	// The person gets the case's history across runs with the run's.
+	ho, err := s.records.Handover(t.Context(), r.json(t)["handover_id"].(string))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var history struct {
+		RunID string `json:"run_id"`
+		Case  struct {
+			State  string `json:"state"`
+			Events []struct {
+				Kind string `json:"kind"`
+			} `json:"events"`
+		} `json:"case"`
+	}
+	if err := json.Unmarshal([]byte(ho.History), &history); err != nil || history.RunID != "run-hand-over-held" ||
+		history.Case.State != "on_hold" || len(history.Case.Events) != 1 || history.Case.Events[0].Kind != "hold.placed" {
+		t.Errorf("the handover's history: %s, %v", ho.History, err)
+	}
 }
 
 // TestHoldReleasedIsToldToThePlatform shows the hold webhook: a decision

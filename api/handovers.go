@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/errmap"
 )
 
@@ -23,7 +25,7 @@ type handOverer interface {
 // the budget used), so a person gets the context even from an agent that
 // sent no summary. The answer is a success once the handover is stored in
 // the gateway's records; a configured webhook is told through the outbox.
-func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) operationFunc {
+func handleHandOver(h handOverer, g *runs.Guard, cases caseRecords, m *Metrics) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		var req handoverRequest
 		if err := decode(r, body, &req, false); err != nil {
@@ -61,20 +63,28 @@ func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) operationFunc {
 			}
 		}
 
-		var history *runResponse
+		var history *handoverHistory
 		if run := cmp.Or(RunIDFromContext(r.Context()), req.RunID); run != "" {
 			st, err := g.Get(r.Context(), run)
 			if err != nil {
 				return nil, err
 			}
 			if st != nil {
-				h := toRun(st, g.Limits().Budget)
-				history = &h
+				history = &handoverHistory{runResponse: toRun(st, g.Limits().Budget)}
+				// The person sees the invoice's whole history across runs,
+				// which is what a handover at the invoice's cap is for.
+				if history.Case, err = caseHistory(r.Context(), cases, req.InvoiceID); err != nil {
+					return nil, err
+				}
 			}
 		}
 		summary := req.Summary
 		if summary == "" {
-			summary = composeSummary(req.InvoiceID, req.Code, history)
+			var run *runResponse
+			if history != nil {
+				run = &history.runResponse
+			}
+			summary = composeSummary(req.InvoiceID, req.Code, run)
 		}
 		historyJSON := ""
 		if history != nil {
@@ -94,6 +104,52 @@ func handleHandOver(h handOverer, g *runs.Guard, m *Metrics) operationFunc {
 		return handoverResponse{HandoverID: ho.ID, InvoiceID: ho.InvoiceID, Queue: ho.Queue,
 			Status: ho.Status, Summary: ho.Summary, CreatedAt: dateTime(ho.CreatedAt)}, nil
 	}
+}
+
+// handoverHistory is what a handover keeps of how the invoice came to a
+// person: the run's history, and the invoice's case across runs.
+type handoverHistory struct {
+	runResponse
+	Case *caseSnapshot `json:"case,omitempty"`
+}
+
+// caseSnapshot is the case as a handover keeps it.
+type caseSnapshot struct {
+	State   string            `json:"state"`
+	Version int64             `json:"version"`
+	Calls   int               `json:"calls"`
+	Runs    int               `json:"runs"`
+	Events  []caseEventRecord `json:"events"`
+}
+
+// caseRecords reads cases; records.Store provides it.
+type caseRecords interface {
+	Case(ctx context.Context, invoiceID string) (records.Case, error)
+	CaseEvents(ctx context.Context, invoiceID string, limit int) ([]records.CaseEvent, error)
+}
+
+// handoverCaseEvents is how many of its case's events a handover keeps.
+const handoverCaseEvents = 200
+
+// caseHistory is the invoice's case for a handover, nil when it has none.
+func caseHistory(ctx context.Context, cases caseRecords, invoiceID string) (*caseSnapshot, error) {
+	c, err := cases.Case(ctx, invoiceID)
+	if errors.Is(err, records.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	evs, err := cases.CaseEvents(ctx, invoiceID, handoverCaseEvents)
+	if err != nil {
+		return nil, err
+	}
+	out := &caseSnapshot{State: c.State, Version: c.Version, Calls: c.Calls, Runs: c.Runs, Events: []caseEventRecord{}}
+	for _, ev := range evs {
+		out.Events = append(out.Events, caseEventRecord{Version: ev.Version, At: dateTime(ev.At), Kind: ev.Kind,
+			Ref: ev.Ref, Note: ev.Note, RunID: ev.RunID})
+	}
+	return out, nil
 }
 
 // composeSummary writes the summary of a handover the agent sent without

@@ -123,7 +123,7 @@ func (s *Server) routes(r chi.Router) {
 		r.Method(http.MethodGet, "/suppliers", serve(opSearchSuppliers, handleSearchSuppliers(erp)))
 		r.Method(http.MethodGet, "/suppliers/{supplier_id}", serve(opGetSupplier, handleGetSupplier(erp)))
 		r.Method(http.MethodGet, "/approvals/{approval_id}", serve(opGetApproval, handleGetApproval(ap)))
-		r.Method(http.MethodPost, "/handovers", serve(opHandOver, handleHandOver(ap, s.runs, s.metrics)))
+		r.Method(http.MethodPost, "/handovers", serve(opHandOver, handleHandOver(ap, s.runs, s.records, s.metrics)))
 		r.Method(http.MethodGet, "/runs/{run_id}", serve(opGetRun, handleGetRun(s.runs)))
 
 		// The operations of people: approvers decide, the AP team works the
