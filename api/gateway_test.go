@@ -1,14 +1,21 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -169,6 +176,33 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("ERP_DATA_INVALID", func(t *testing.T) {
+		// The ERP's answer for one purchase order does not fit what SAP's
+		// $metadata declares: a boolean of its items comes as a string.
+		s := newStack(t)
+		bad, reads := corruptingERP(t, s.simURL, "A_PurchaseOrder('4500018822')",
+			regexp.MustCompile(`"IsFinallyInvoiced":(true|false)`), `"IsFinallyInvoiced":"no"`)
+		s.simURL = bad
+		s.startGateway(api.Options{Metrics: api.NewMetrics(), Records: s.records},
+			retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond})
+		r := s.do("GET", "/purchase-orders/4500018822", nil)
+		d := check(t, r, 502, "ERP_DATA_INVALID", "stop_and_escalate")
+		if d["service"] != "purchase_order" || d["entity"] != "purchase_order" || d["po_id"] != "4500018822" {
+			t.Errorf("details %v, want service and entity purchase_order, po_id 4500018822", d)
+		}
+		// No retry mends bad data: the order was read once.
+		if n := reads.Load(); n != 1 {
+			t.Errorf("the purchase order was read %d times, want once", n)
+		}
+		if strings.Contains(string(r.body), "127.0.0.1") || strings.Contains(string(r.body), `"no"`) {
+			t.Errorf("body names the host or the ERP's data: %s", r.body)
+		}
+		// Other records of the same service read as they are.
+		if r := s.do("GET", "/purchase-orders/4500018823", nil); r.status != 200 {
+			t.Errorf("another purchase order: %d %s", r.status, r.body)
+		}
+	})
+
 	t.Run("loop limits", func(t *testing.T) {
 		s := newStack(t, withOptions(func(o *api.Options) { o.Runs.Budget = 3 }))
 		run := "X-Run-Id: run-42"
@@ -268,8 +302,9 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 		d := check(t, s.do("POST", "/invoices/5105600101/post", map[string]any{"approval_id": id}), 502,
 			"ERP_OUTCOME_UNKNOWN", "hold_and_recheck")
-		if d["invoice_id"] != "5105600101" || d["attempts"] != float64(3) {
-			t.Errorf("details %v, want invoice_id and 3 attempts", d)
+		// The Post is sent once: it may still be running at the ERP.
+		if d["invoice_id"] != "5105600101" || d["attempts"] != float64(1) {
+			t.Errorf("details %v, want invoice_id and 1 attempt", d)
 		}
 	})
 
@@ -475,4 +510,46 @@ func TestReadyReportsFailure(t *testing.T) {
 		o.Ready = func(context.Context) error { return fmt.Errorf("breaker open: %w", context.DeadlineExceeded) }
 	}))
 	wantError(t, s.do("GET", "/readyz", nil), 503, "ERP_UNAVAILABLE", "hold_and_recheck")
+}
+
+// corruptingERP stands between the gateway and the ERP at erpURL: the
+// answers to reads whose path contains path have every match of re
+// replaced with repl, and reads counts them. It returns its URL.
+func corruptingERP(t *testing.T, erpURL, path string, re *regexp.Regexp, repl string) (string, *atomic.Int32) {
+	t.Helper()
+	target, err := url.Parse(erpURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reads atomic.Int32
+	proxy := httputil.NewSingleHostReverseProxy(target)
+	director := proxy.Director
+	proxy.Director = func(r *http.Request) {
+		director(r)
+		// Uncompressed, so that the answer can be rewritten.
+		r.Header.Del("Accept-Encoding")
+	}
+	proxy.ModifyResponse = func(resp *http.Response) error {
+		req := resp.Request
+		if req.Method != http.MethodGet || !strings.Contains(req.URL.Path, path) || req.Header.Get("X-CSRF-Token") == "Fetch" {
+			return nil
+		}
+		reads.Add(1)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return err
+		}
+		if !re.Match(body) {
+			t.Errorf("the answer to %s has nothing to corrupt: %s", req.URL.Path, body)
+		}
+		body = re.ReplaceAll(body, []byte(repl))
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		resp.ContentLength = int64(len(body))
+		resp.Header.Set("Content-Length", strconv.Itoa(len(body)))
+		return nil
+	}
+	srv := httptest.NewServer(proxy)
+	t.Cleanup(srv.Close)
+	return srv.URL, &reads
 }

@@ -54,12 +54,13 @@ type requestContext struct {
 	sw      statusRecorder
 }
 
-// Value answers the request's id, run id and record, and asks the parent
-// for anything else. A request without a run id leaves it to the parent,
+// Value answers the request's id (also under erp's key, for the ERP
+// adapters to send on), run id and record, and asks the parent for
+// anything else. A request without a run id leaves it to the parent,
 // as context.WithValue would.
 func (c *requestContext) Value(key any) any {
 	switch key {
-	case requestIDKey:
+	case requestIDKey, erp.RequestIDKey{}:
 		return &c.id[0]
 	case runIDKey:
 		if c.run[0] != "" {
@@ -268,8 +269,9 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 	// it answers the agent with a named code either way.
 	ready := struct {
 		healthResponse
-		ERP map[string]string `json:"erp,omitempty"`
-	}{healthResponse: resp}
+		ERP  map[string]string `json:"erp,omitempty"`
+		Auth string            `json:"auth"`
+	}{healthResponse: resp, Auth: s.authState()}
 	if ss, ok := s.erp.(interface {
 		ServiceStatus() (map[erp.Service]string, bool)
 	}); ok {

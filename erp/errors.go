@@ -231,6 +231,13 @@ type UpstreamError struct {
 	// adapter's read back could not confirm it. The retry layer reports a
 	// lost answer no read could settle on *retry.Error.
 	Unconfirmed bool
+	// Body is what the body of a non-2xx answer was, and Call what the
+	// call asked for: with Status, they tell SAP Gateway's own answer (a
+	// business refusal, an entity that does not exist) from whatever else
+	// answers at the configured URL. Body is BodyUnknown when no answer
+	// arrived.
+	Body AnswerBody
+	Call CallKind
 	// Config says the ERP cannot be used as the gateway is configured: the
 	// service is not published at the URL or not activated (a 404 on its
 	// root or its $metadata), the credentials or authorisations are missing
@@ -273,3 +280,72 @@ func (e *UpstreamError) HasMessage(id string) bool {
 	}
 	return false
 }
+
+// AnswerBody is what kind of body an ERP's answer to a failed call carried.
+// Only SAP Gateway's own error is the ERP speaking; any other body came
+// from something in front of it or in its place: a Web Dispatcher, a
+// proxy, an API management layer, another server at the configured URL.
+type AnswerBody string
+
+// The kinds of body.
+const (
+	// BodyUnknown: no answer arrived, or the adapter did not say.
+	BodyUnknown AnswerBody = ""
+	// BodySAPError is SAP Gateway's OData error:
+	// {"error":{"code":…,"message":…}}, in a form the request accepted.
+	BodySAPError AnswerBody = "sap_error"
+	// BodyOtherJSON is JSON that is not SAP Gateway's error, an API
+	// management fault among it.
+	BodyOtherJSON AnswerBody = "other_json"
+	// BodyText is HTML, XML the request did not accept, or plain text.
+	BodyText AnswerBody = "text"
+	// BodyEmpty is no body, or only white space.
+	BodyEmpty AnswerBody = "empty"
+)
+
+// CallKind is what a call to the ERP asked for.
+type CallKind string
+
+// The kinds of call.
+const (
+	// CallUnknown: the adapter did not say.
+	CallUnknown CallKind = ""
+	// CallEntity reads one entity by its key, e.g. A_PurchaseOrder('…').
+	CallEntity CallKind = "entity"
+	// CallList reads an entity set, filtered or not, or the service
+	// itself: SAP answers a filter that matches nothing with an empty
+	// list, never a 404.
+	CallList CallKind = "list"
+	// CallFunction calls a function import, such as Post.
+	CallFunction CallKind = "function"
+)
+
+// EntityGoodsReceipt is a goods receipt: a material document item of
+// movement type 101.
+const EntityGoodsReceipt Entity = "goods_receipt"
+
+// DataError says the ERP answered, but its answer for one record cannot be
+// read as the service's $metadata declares it: a property of another type
+// or form, the record's key or a required navigation missing. The same
+// answer would come again, so no retry helps, and the ERP is not down: a
+// person must look at the record.
+type DataError struct {
+	Service Service
+	Entity  Entity
+	// Key is the record's key as far as the answer gives it, in OData
+	// key form (SupplierInvoice='5105600101',FiscalYear='2026'); for the
+	// log only.
+	Key string
+	// Err is what could not be read, for the log only: it may quote the
+	// ERP's data.
+	Err error
+}
+
+func (e *DataError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("erp %s: %s record cannot be read: %v", e.Service, e.Entity, e.Err)
+	}
+	return fmt.Sprintf("erp %s: %s record %s cannot be read: %v", e.Service, e.Entity, e.Key, e.Err)
+}
+
+func (e *DataError) Unwrap() error { return e.Err }

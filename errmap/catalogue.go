@@ -33,6 +33,7 @@ const (
 	ERPUnavailable       Code = "ERP_UNAVAILABLE"
 	ERPOutcomeUnknown    Code = "ERP_OUTCOME_UNKNOWN"
 	ERPConfiguration     Code = "ERP_CONFIGURATION"
+	ERPDataInvalid       Code = "ERP_DATA_INVALID"
 	LoopDetected         Code = "LOOP_DETECTED"
 	BudgetExhausted      Code = "BUDGET_EXHAUSTED"
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
@@ -118,9 +119,11 @@ var catalogue = []Entry{
 	{ERPUnavailable, http.StatusServiceUnavailable, true, HoldAndRecheck, "", true,
 		"The ERP failed transiently and the gateway's own retries are used up, or its circuit is open (details.retry_after_s)."},
 	{ERPOutcomeUnknown, http.StatusBadGateway, false, HoldAndRecheck, "", true,
-		"A write the ERP never confirmed and the gateway could not reconcile. Do not repeat it; hold and re-check."},
+		"A write the ERP never confirmed and the gateway could not reconcile. Hold the invoice; the same call later (with the same Idempotency-Key) reads it first and settles it, never writing twice."},
 	{ERPConfiguration, http.StatusBadGateway, false, StopAndEscalate, "", true,
 		"The gateway cannot use the ERP as configured: wrong URL, service not activated, or credentials or authorisations missing. A person must fix the configuration."},
+	{ERPDataInvalid, http.StatusBadGateway, false, StopAndEscalate, "", true,
+		"The ERP answered, but its answer for a record does not fit what the service declares and cannot be read (details.service, details.entity). A person must look at the record; a retry gets the same answer."},
 	{LoopDetected, http.StatusConflict, false, RouteToPerson, "", true,
 		"The same operation with the same arguments twice in one run, with nothing it depends on changed in between (the invoice's case version)."},
 	{BudgetExhausted, http.StatusConflict, false, RouteToPerson, "", true,

@@ -61,8 +61,8 @@ func TestMapConfiguration(t *testing.T) {
 		})
 	}
 	// An entity's 404 is still the entity's NOT_FOUND.
-	if e := errmap.Map(&erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404,
-		Keys: map[string]string{"invoice_id": "5105600999"}}); e.Code != errmap.InvoiceNotFound {
+	if e := errmap.Map(&erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Body: erp.BodySAPError,
+		Call: erp.CallEntity, Keys: map[string]string{"invoice_id": "5105600999"}}); e.Code != errmap.InvoiceNotFound {
 		t.Errorf("entity 404 = %s, want INVOICE_NOT_FOUND", e.Code)
 	}
 }

@@ -51,8 +51,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 25 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 12 gateway codes and 3 decision outcomes", len(seen))
+	if len(seen) != 26 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 13 gateway codes and 3 decision outcomes", len(seen))
 	}
 }
 
@@ -80,6 +80,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.ERPUnavailable:       {503, true, errmap.HoldAndRecheck, ""},
 		errmap.ERPOutcomeUnknown:    {502, false, errmap.HoldAndRecheck, ""},
 		errmap.ERPConfiguration:     {502, false, errmap.StopAndEscalate, ""},
+		errmap.ERPDataInvalid:       {502, false, errmap.StopAndEscalate, ""},
 		errmap.LoopDetected:         {409, false, errmap.RouteToPerson, ""},
 		errmap.BudgetExhausted:      {409, false, errmap.RouteToPerson, ""},
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
@@ -282,7 +283,8 @@ func TestMapUpstream(t *testing.T) {
 		{"period closed M8/535", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/535"}, Keys: keys}, errmap.PeriodClosed},
 		{"duplicate M8/108", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/108"}, Keys: keys}, errmap.DuplicateInvoice},
 		{"duplicate F5/117", &erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/117"}, Keys: keys}, errmap.DuplicateInvoice},
-		{"po 06/019", &erp.UpstreamError{Status: 404, MessageIDs: []string{"06/019"}, Keys: map[string]string{"po_id": "4500019822"}}, errmap.PONotFound},
+		{"po 06/019", &erp.UpstreamError{Status: 404, MessageIDs: []string{"06/019"}, Body: erp.BodySAPError, Call: erp.CallEntity,
+			Keys: map[string]string{"po_id": "4500019822"}}, errmap.PONotFound},
 		{"po 06/011", &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/011"}}, errmap.PONotFound},
 		{"po M8/311", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/311"}}, errmap.PONotFound},
 		{"po closed 06/020", &erp.UpstreamError{Status: 400, MessageIDs: []string{"06/020"}}, errmap.POClosed},
@@ -291,10 +293,18 @@ func TestMapUpstream(t *testing.T) {
 		{"gr M8/081", &erp.UpstreamError{Status: 400, MessageIDs: []string{"M8/081"}, Keys: map[string]string{"po_id": "4500018822", "item": "20"}}, errmap.GRMissing},
 		{"supplier blocked F5/351", &erp.UpstreamError{Status: 400, MessageIDs: []string{"F5/351"}}, errmap.SupplierNotFound},
 		{"second id decides", &erp.UpstreamError{Status: 400, MessageIDs: []string{"/IWBEP/CX_MGW_BUSI_EXCEPTION", "M8/108"}}, errmap.DuplicateInvoice},
-		{"404 invoice", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Keys: keys}, errmap.InvoiceNotFound},
-		{"404 po", &erp.UpstreamError{Service: erp.ServicePurchaseOrder, Status: 404, Keys: map[string]string{"po_id": "4500019822"}}, errmap.PONotFound},
-		{"404 supplier", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 404, Keys: map[string]string{"supplier_id": "100999"}}, errmap.SupplierNotFound},
-		{"404 approval", &erp.UpstreamError{Status: 404, Keys: map[string]string{"approval_id": "A1"}}, errmap.ApprovalMissing},
+		{"404 invoice", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Body: erp.BodySAPError, Call: erp.CallEntity,
+			Keys: keys}, errmap.InvoiceNotFound},
+		{"404 po", &erp.UpstreamError{Service: erp.ServicePurchaseOrder, Status: 404, Body: erp.BodySAPError, Call: erp.CallEntity,
+			Keys: map[string]string{"po_id": "4500019822"}}, errmap.PONotFound},
+		{"404 supplier", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 404, Body: erp.BodySAPError, Call: erp.CallEntity,
+			Keys: map[string]string{"supplier_id": "100999"}}, errmap.SupplierNotFound},
+		{"404 of a list", &erp.UpstreamError{Service: erp.ServiceBusinessPartner, Status: 404, Body: erp.BodySAPError, Call: erp.CallList,
+			Keys: map[string]string{"supplier_id": "100999"}}, errmap.ERPConfiguration},
+		{"404 without a body kind", &erp.UpstreamError{Service: erp.ServiceSupplierInvoice, Status: 404, Call: erp.CallEntity, Keys: keys},
+			errmap.ERPConfiguration},
+		{"404 about no ERP entity", &erp.UpstreamError{Status: 404, Body: erp.BodySAPError, Call: erp.CallEntity,
+			Keys: map[string]string{"approval_id": "A1"}}, errmap.Internal},
 		{"429", &erp.UpstreamError{Status: 429, Transient: true, RetryAfter: 2 * time.Second}, errmap.ERPUnavailable},
 		{"503", &erp.UpstreamError{Status: 503, Transient: true}, errmap.ERPUnavailable},
 		{"html 500", &erp.UpstreamError{Status: 500, Transient: true}, errmap.ERPUnavailable},

@@ -109,6 +109,26 @@ func everyMessage() map[string]*Error {
 		}
 		add(fmt.Sprintf("breaker open %s", svc), Map(&retry.Error{Service: retry.Service(svc), BreakerOpen: true, RetryAfter: 3600 * time.Second, Attempts: 10}))
 	}
+	// Answers of the ERP, by kind of body and call, and records that
+	// cannot be read.
+	for _, body := range []erp.AnswerBody{erp.BodySAPError, erp.BodyOtherJSON, erp.BodyText, erp.BodyEmpty} {
+		for _, call := range []erp.CallKind{erp.CallEntity, erp.CallList, erp.CallFunction} {
+			for _, status := range []int{302, 404, 405, 422, 501} {
+				for i, ks := range keySets {
+					add(fmt.Sprintf("answer %d %s %s keys %d", status, body, call, i), Map(&erp.UpstreamError{Service: erp.ServiceMaterialDocument,
+						Operation: longUpOp, Status: status, Body: body, Call: call, Keys: keys(ks...)}))
+				}
+			}
+		}
+	}
+	for _, ent := range []erp.Entity{"", erp.EntityInvoice, erp.EntityPurchaseOrder, erp.EntitySupplier, erp.EntityGoodsReceipt} {
+		de := &erp.DataError{Service: erp.ServiceMaterialDocument, Entity: ent, Key: "MaterialDocument='4900000101'", Err: errors.New("bad")}
+		add(fmt.Sprintf("data invalid %s", ent), Map(de))
+		for i, ks := range keySets {
+			add(fmt.Sprintf("data invalid %s keys %d", ent, i), Map(&retry.Error{Attempts: 1, Err: &erp.UpstreamError{
+				Service: erp.ServiceMaterialDocument, Operation: longUpOp, Status: 200, Keys: keys(ks...), Err: de}}))
+		}
+	}
 	add("deadline", Map(context.DeadlineExceeded))
 	add("unknown", Map(errors.New("boom")))
 

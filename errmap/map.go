@@ -45,11 +45,12 @@ const defaultRetryAfter = 30
 
 // Map turns any error from the ERP layer into a named error. It is the only
 // place that decides a code from an upstream failure: typed domain errors by
-// type; upstream errors that are faults of configuration (erp.UpstreamError
-// Config, or a 401 or 403) as ERP_CONFIGURATION; other upstream errors by
-// SAP message id, then by HTTP status and the transient classification.
-// Anything unrecognised is INTERNAL, with err as the logged cause. Map(nil)
-// is nil.
+// type; upstream errors that are faults of configuration the adapter found
+// (erp.UpstreamError Config) as ERP_CONFIGURATION; a failed answer by the
+// table of answers (status, kind of body, kind of call), SAP Gateway's own
+// errors by their message ids; a record that cannot be read
+// (*erp.DataError) as ERP_DATA_INVALID. Anything unrecognised is INTERNAL,
+// with err as the logged cause. Map(nil) is nil.
 func Map(err error) *Error {
 	if err == nil {
 		return nil
@@ -130,6 +131,9 @@ func mapErr(err error) *Error {
 	call, _ := errors.AsType[*retry.Error](err)
 	if upstream, ok := errors.AsType[*erp.UpstreamError](err); ok {
 		return fromUpstream(upstream, call)
+	}
+	if de, ok := errors.AsType[*erp.DataError](err); ok {
+		return dataInvalid(de, nil)
 	}
 	if call != nil && call.BreakerOpen {
 		e := unavailable(erp.Service(call.Service), seconds(call.RetryAfter), call.Attempts)
@@ -238,35 +242,59 @@ func decisionRefused(r *erp.DecisionRefusedError) *Error {
 }
 
 // fromUpstream names an upstream failure; call, when not nil, is what the
-// retry layer knows of the call it ended.
+// retry layer knows of the call it ended. A fault of configuration the
+// adapter found (erp.UpstreamError Config) comes first. A failed answer is
+// named by the table of answers; a failure without one (no answer, a 2xx
+// the adapter could not use) by what the adapter and the retry layer know
+// of it.
 func fromUpstream(u *erp.UpstreamError, call *retry.Error) *Error {
-	// A refusal of the gateway itself is never a business outcome, whatever
-	// message the ERP put in it.
-	if u.Config || u.Status == http.StatusUnauthorized || u.Status == http.StatusForbidden {
+	if u.Config {
 		return configuration(u)
-	}
-	for _, id := range u.MessageIDs {
-		if code, ok := messageCodes[id]; ok {
-			return byMessage(code, u)
-		}
 	}
 	attempts := u.Attempts
 	if call != nil {
 		attempts = call.Attempts
 	}
-	switch {
-	case u.Status == http.StatusNotFound:
-		if id := u.Keys["approval_id"]; id != "" {
-			return notFound(&erp.NotFoundError{Entity: erp.EntityApproval, ID: id})
+	unconfirmed := u.Write && (u.Unconfirmed || (call != nil && call.Unconfirmed))
+	outcomeUnknown := func() *Error {
+		return New(ERPOutcomeUnknown,
+			fmt.Sprintf("The ERP did not confirm the %s%s. Hold; repeat later to settle it.", u.Operation, about(u)),
+			withKeys(u, map[string]any{"attempts": max(attempts, 1)}))
+	}
+	a, answered := answerOf(u)
+	if !answered {
+		if unconfirmed {
+			return outcomeUnknown()
 		}
-		if e := notFoundByService(u); e != nil {
+		if de, ok := errors.AsType[*erp.DataError](u); ok {
+			return dataInvalid(de, u)
+		}
+		return unavailable(u.Service, retryAfterSeconds(u), attempts)
+	}
+	switch a {
+	case misconfigured:
+		return configuration(u)
+	case transient:
+		if unconfirmed {
+			return outcomeUnknown()
+		}
+		return unavailable(u.Service, retryAfterSeconds(u), attempts)
+	}
+	// SAP Gateway's own error: its message ids name the outcome first.
+	for _, id := range u.MessageIDs {
+		if code, ok := messageCodes[id]; ok {
+			return byMessage(code, u)
+		}
+	}
+	if a == sapNotFound {
+		if e := notFoundOf(u); e != nil {
 			return e
 		}
-	case u.Write && (u.Unconfirmed || (call != nil && call.Unconfirmed)):
-		return New(ERPOutcomeUnknown,
-			fmt.Sprintf("The ERP did not confirm the %s%s. Do not repeat; hold and re-check.", u.Operation, about(u)),
-			withKeys(u, map[string]any{"attempts": max(attempts, 1)}))
-	case u.Transient || u.Timeout || u.Status == 0 || u.Status >= 500 || (u.Status >= 200 && u.Status < 300):
+	}
+	if unconfirmed {
+		return outcomeUnknown()
+	}
+	if a == sapFailure {
 		return unavailable(u.Service, retryAfterSeconds(u), attempts)
 	}
 	return New(Internal, internalMessage, nil)
@@ -280,14 +308,13 @@ func configuration(u *erp.UpstreamError) *Error {
 	if u.Service != "" {
 		what = "The ERP's " + strings.ReplaceAll(string(u.Service), "_", " ") + " service"
 	}
-	var why string
-	switch u.Status {
-	case http.StatusUnauthorized, http.StatusForbidden:
+	why := "cannot be used as configured"
+	switch class, _ := classOf(u.Status); {
+	case u.Status == 0:
+	case class == statusRefused:
 		why = "refuses the gateway's user or authorisations"
-	case http.StatusNotFound:
+	case class == statusRedirect || class == statusNotFound || class == statusNotAllowed || class == statusNotImplemented:
 		why = "is not at the configured URL or not active"
-	default:
-		why = "cannot be used as configured"
 	}
 	d := withKeys(u, nil)
 	if u.Service != "" {
@@ -296,16 +323,51 @@ func configuration(u *erp.UpstreamError) *Error {
 	return New(ERPConfiguration, fmt.Sprintf("%s %s. Escalate; do not retry.", what, why), d)
 }
 
-func notFoundByService(u *erp.UpstreamError) *Error {
+// notFoundOf is the NOT_FOUND of the entity a call that SAP Gateway
+// answered "does not exist" was about, by its service and ids; nil when
+// the call names none.
+func notFoundOf(u *erp.UpstreamError) *Error {
 	switch {
 	case u.Service == erp.ServicePurchaseOrder && u.Keys["po_id"] != "":
 		return notFound(&erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: u.Keys["po_id"]})
 	case u.Service == erp.ServiceBusinessPartner && u.Keys["supplier_id"] != "":
 		return notFound(&erp.NotFoundError{Entity: erp.EntitySupplier, ID: u.Keys["supplier_id"]})
-	case u.Keys["invoice_id"] != "":
+	case u.Service == erp.ServiceSupplierInvoice && u.Keys["invoice_id"] != "":
 		return notFound(&erp.NotFoundError{Entity: erp.EntityInvoice, ID: u.Keys["invoice_id"]})
 	}
 	return nil
+}
+
+// dataInvalid is ERP_DATA_INVALID: the ERP answered, but its answer for a
+// record cannot be read. The message names the ids the call was about, or
+// else the kind of record, never the record's data or the ERP's wording;
+// u, when not nil, adds those ids and the service.
+func dataInvalid(de *erp.DataError, u *erp.UpstreamError) *Error {
+	d := map[string]any{}
+	svc := de.Service
+	if u != nil {
+		d = withKeys(u, d)
+		if svc == "" {
+			svc = u.Service
+		}
+	}
+	if svc != "" {
+		d["service"] = string(svc)
+	}
+	if de.Entity != "" {
+		d["entity"] = string(de.Entity)
+	}
+	var what string
+	switch {
+	case u != nil && (u.Keys["invoice_id"] != "" || u.Keys["po_id"] != ""):
+		what = about(u)
+	case u != nil && u.Keys["supplier_id"] != "":
+		what = " for supplier " + u.Keys["supplier_id"]
+	case de.Entity != "":
+		what = " for a " + strings.ReplaceAll(string(de.Entity), "_", " ") + " record"
+	}
+	return New(ERPDataInvalid,
+		fmt.Sprintf("The ERP's answer%s cannot be read; a person must look at the record. Do not retry.", what), d)
 }
 
 func byMessage(code Code, u *erp.UpstreamError) *Error {
@@ -346,9 +408,12 @@ func byMessage(code Code, u *erp.UpstreamError) *Error {
 	return New(Internal, internalMessage, nil)
 }
 
-// about names the invoice (or else the PO) a call was about, for messages.
+// about names the invoice (or else the PO) a call was about, for messages;
+// "" for none or a nil u.
 func about(u *erp.UpstreamError) string {
 	switch {
+	case u == nil:
+		return ""
 	case u.Keys["invoice_id"] != "":
 		return " for invoice " + u.Keys["invoice_id"]
 	case u.Keys["po_id"] != "" && u.Keys["item"] != "":

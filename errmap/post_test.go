@@ -56,7 +56,7 @@ func scriptedPost(t *testing.T, header http.Header, body, status, block string) 
 		fmt.Fprint(w, `{"d":`+entity+`}`)
 	}))
 	t.Cleanup(srv.Close)
-	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(retry.Policy{AttemptTimeout: time.Second, MaxAttempts: 1,
+	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(retry.Policy{AttemptTimeout: time.Second, WriteTimeout: time.Second, MaxAttempts: 1,
 		Breaker: retry.BreakerSettings{Disabled: true}}, nil)})
 	if err != nil {
 		t.Fatal(err)
@@ -87,11 +87,13 @@ func TestPostOutcomes(t *testing.T) {
 		t.Errorf("lost answer, block R: info %q, want TOLERANCE_EXCEEDED", got)
 	}
 
-	// The answer is lost and the invoice reads back parked: not posted, so
-	// the post may be repeated once the ERP is back.
+	// The answer is lost and the invoice reads back parked for as long as
+	// the Post could still be running: it is never sent again, and the
+	// agent holds the invoice and re-checks (the same post, which reads
+	// the invoice first).
 	_, err = scriptedPost(t, nil, "", "A", "").PostInvoice(ctx, inv, "")
-	if e := errmap.Map(err); e.Code != errmap.ERPUnavailable || !e.Retryable {
-		t.Errorf("lost answer, read back parked: %s retryable %v, want ERP_UNAVAILABLE", e.Code, e.Retryable)
+	if e := errmap.Map(err); e.Code != errmap.ERPOutcomeUnknown || e.Retryable || e.NextAction != errmap.HoldAndRecheck {
+		t.Errorf("lost answer, read back parked: %s retryable %v next %s, want ERP_OUTCOME_UNKNOWN, hold_and_recheck", e.Code, e.Retryable, e.NextAction)
 	}
 
 	// An invoice SAP keeps in a status the gateway does not know reads as

@@ -3,11 +3,13 @@ package errmap_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -127,9 +129,11 @@ func TestSAPNotFoundOnReads(t *testing.T) {
 		if got := errmap.Map(err); got.Code != errmap.PONotFound || got.Details["po_id"] != "4500019822" {
 			t.Errorf("%s: PO 404 = %s %v", form, got.Code, got.Details)
 		}
+		// The supplier is read with a filter, which SAP answers with an
+		// empty list when nothing matches: a 404 is never the supplier's.
 		_, err = c.Supplier(ctx, "100999")
-		if got := errmap.Map(err); got.Code != errmap.SupplierNotFound || got.Details["supplier_id"] != "100999" {
-			t.Errorf("%s: supplier 404 = %s %v", form, got.Code, got.Details)
+		if got := errmap.Map(err); got.Code != errmap.ERPConfiguration || got.Details["service"] != "business_partner" {
+			t.Errorf("%s: supplier list 404 = %s %v, want ERP_CONFIGURATION", form, got.Code, got.Details)
 		}
 		_, err = c.PostInvoice(ctx, erp.Invoice{ID: "5105600999", FiscalYear: "2026"}, "")
 		if got := errmap.Map(err); got.Code != errmap.InvoiceNotFound || got.Details["invoice_id"] != "5105600999" {
@@ -235,5 +239,209 @@ func TestSAPTimeouts(t *testing.T) {
 	_, err = c.PurchaseOrder(context.Background(), "4500018822")
 	if got := errmap.Map(err); got.Code != errmap.ERPUnavailable {
 		t.Errorf("read timeout = %s, want ERP_UNAVAILABLE", got.Code)
+	}
+}
+
+// answering is an SAP system, or whatever stands in its place, that
+// answers every OData request but the CSRF token fetch with the status,
+// content type and body; it counts the requests it answered so.
+func answering(t *testing.T, status int, contentType, body string) (*sap.Client, *atomic.Int32) {
+	t.Helper()
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-CSRF-Token") == "Fetch" {
+			w.Header().Set("X-CSRF-Token", "tok-1")
+			http.SetCookie(w, &http.Cookie{Name: "SAP_SESSIONID_ERP_100", Value: "s1"})
+			return
+		}
+		_, _ = io.Copy(io.Discard, r.Body)
+		n.Add(1)
+		if contentType != "" {
+			w.Header().Set("Content-Type", contentType)
+		}
+		if status >= 300 && status < 400 {
+			w.Header().Set("Location", "/sap/public/bc/icf/logon.html")
+		}
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := sap.New(srv.URL, sap.Options{Runner: retry.New(retry.Policy{AttemptTimeout: 2 * time.Second, MaxAttempts: 3,
+		Breaker: retry.BreakerSettings{Disabled: true}, Budget: retry.BudgetSettings{Disabled: true},
+		Sleep: func(context.Context, time.Duration) error { return nil }}, nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, &n
+}
+
+// answerBodies are the kinds of body answered in place of SAP's: SAP
+// Gateway's own error, another server's JSON, a Web Dispatcher's HTML
+// page, nothing.
+var answerBodies = []struct {
+	kind              erp.AnswerBody
+	contentType, body string
+}{
+	{erp.BodySAPError, "application/json", envelope("v2", "/IWBEP/CM_MGW_RT/020")},
+	{erp.BodyOtherJSON, "application/json", `{"timestamp":"2026-11-24T10:00:00Z","status":404,"error":"Not Found","path":"/sap/opu/odata/sap/"}`},
+	{erp.BodyText, "text/html", `<html><head><title>404 Not Found</title></head><body><h1>Not Found</h1>` +
+		`<p>SAP Web Dispatcher on sapprd01: no backend for the requested path.</p></body></html>`},
+	{erp.BodyEmpty, "", ""},
+}
+
+// TestSAPAnswersThroughTheClient runs the table of answers from the wire,
+// through the real erp/sap client and its retries, into Map: every read
+// the gateway makes, for each status and kind of body, gets the code the
+// table names, retried exactly when the table says the failure may pass.
+// A proxy answering 404 with an HTML page to every request makes every
+// read ERP_CONFIGURATION, none a NOT_FOUND; only SAP Gateway's own 404 on
+// an entity is the entity's.
+func TestSAPAnswersThroughTheClient(t *testing.T) {
+	ctx := context.Background()
+	reads := []struct {
+		name string
+		kind erp.CallKind
+		svc  erp.Service
+		read func(*sap.Client) error
+	}{
+		{"purchase order", erp.CallEntity, erp.ServicePurchaseOrder, func(c *sap.Client) error {
+			_, err := c.PurchaseOrder(ctx, "4500019822")
+			return err
+		}},
+		{"invoice", erp.CallList, erp.ServiceSupplierInvoice, func(c *sap.Client) error {
+			_, err := c.Invoice(ctx, "5105600999")
+			return err
+		}},
+		{"supplier", erp.CallList, erp.ServiceBusinessPartner, func(c *sap.Client) error {
+			_, err := c.Supplier(ctx, "100999")
+			return err
+		}},
+		{"supplier search", erp.CallList, erp.ServiceBusinessPartner, func(c *sap.Client) error {
+			_, err := c.SearchSuppliers(ctx, "acme", 10)
+			return err
+		}},
+		{"goods receipts", erp.CallList, erp.ServiceMaterialDocument, func(c *sap.Client) error {
+			_, err := c.GoodsReceipts(ctx, "4500018822", "10")
+			return err
+		}},
+		{"duplicate search", erp.CallList, erp.ServiceSupplierInvoice, func(c *sap.Client) error {
+			_, err := c.InvoicesBySupplierRef(ctx, "100043", "INV-88120")
+			return err
+		}},
+	}
+	// want: per status, for SAP Gateway's error and for the other bodies,
+	// the outcome of an entity read and of a list read (as in
+	// TestAnswerTable: N not found, C configuration, U unavailable after
+	// the retries, S unavailable at once, I internal).
+	want := []struct {
+		status     int
+		sap, other string
+	}{
+		{302, "CC", "CC"},
+		{400, "II", "CC"},
+		{401, "CC", "CC"},
+		{403, "CC", "CC"},
+		{404, "NC", "CC"},
+		{405, "CC", "CC"},
+		{409, "II", "CC"},
+		{429, "UU", "UU"},
+		{500, "SS", "UU"},
+		{501, "CC", "CC"},
+		{502, "UU", "UU"},
+		{503, "UU", "UU"},
+		{504, "UU", "UU"},
+	}
+	for _, w := range want {
+		for _, b := range answerBodies {
+			cells := w.other
+			if b.kind == erp.BodySAPError {
+				cells = w.sap
+			}
+			t.Run(fmt.Sprintf("%d %s", w.status, b.kind), func(t *testing.T) {
+				for _, rd := range reads {
+					letter := cells[0]
+					if rd.kind == erp.CallList {
+						letter = cells[1]
+					}
+					c, n := answering(t, w.status, b.contentType, b.body)
+					err := rd.read(c)
+					e := errmap.Map(err)
+					attempts := int32(1)
+					switch letter {
+					case 'N':
+						var nf *erp.NotFoundError
+						if e.Code != errmap.PONotFound || !errors.As(err, &nf) {
+							t.Errorf("%s: %s (%v), want PO_NOT_FOUND", rd.name, e.Code, err)
+						}
+					case 'C':
+						if e.Code != errmap.ERPConfiguration || e.Details["service"] != string(rd.svc) {
+							t.Errorf("%s: %s %v, want ERP_CONFIGURATION of %s", rd.name, e.Code, e.Details, rd.svc)
+						}
+					case 'U':
+						attempts = 3
+						if e.Code != errmap.ERPUnavailable || e.Details["attempts"] != 3 {
+							t.Errorf("%s: %s %v, want ERP_UNAVAILABLE after 3 attempts", rd.name, e.Code, e.Details)
+						}
+					case 'S':
+						if e.Code != errmap.ERPUnavailable || e.Details["attempts"] != 1 {
+							t.Errorf("%s: %s %v, want ERP_UNAVAILABLE after 1 attempt", rd.name, e.Code, e.Details)
+						}
+					case 'I':
+						if e.Code != errmap.Internal {
+							t.Errorf("%s: %s, want INTERNAL", rd.name, e.Code)
+						}
+					}
+					if got := n.Load(); got != attempts {
+						t.Errorf("%s: %d requests, want %d", rd.name, got, attempts)
+					}
+					if body := string(e.Marshal()); strings.Contains(body, "sapprd01") || strings.Contains(body, "127.0.0.1") {
+						t.Errorf("%s: body leaks the host: %s", rd.name, body)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestSAPPostAnswersThroughTheClient: the function import Post answered
+// by something other than SAP Gateway's business logic is a fault of
+// configuration, never a business outcome; SAP Gateway's own 404 on it
+// is the invoice's.
+func TestSAPPostAnswersThroughTheClient(t *testing.T) {
+	inv := erp.Invoice{ID: "5105600999", FiscalYear: "2026"}
+	tests := []struct {
+		status int
+		body   erp.AnswerBody
+		want   errmap.Code
+	}{
+		{302, erp.BodyText, errmap.ERPConfiguration},
+		{400, erp.BodyText, errmap.ERPConfiguration},
+		{400, erp.BodyOtherJSON, errmap.ERPConfiguration},
+		{400, erp.BodySAPError, errmap.Internal},
+		{404, erp.BodySAPError, errmap.InvoiceNotFound},
+		{405, erp.BodySAPError, errmap.ERPConfiguration},
+		{405, erp.BodyText, errmap.ERPConfiguration},
+		{500, erp.BodySAPError, errmap.ERPUnavailable},
+		{501, erp.BodySAPError, errmap.ERPConfiguration},
+		{501, erp.BodyEmpty, errmap.ERPConfiguration},
+	}
+	for _, tt := range tests {
+		for _, b := range answerBodies {
+			if b.kind != tt.body {
+				continue
+			}
+			c, n := answering(t, tt.status, b.contentType, b.body)
+			_, err := c.PostInvoice(context.Background(), inv, "")
+			e := errmap.Map(err)
+			if e.Code != tt.want {
+				t.Errorf("%d %s: %s (%v), want %s", tt.status, tt.body, e.Code, err, tt.want)
+			}
+			if e.Code == errmap.ERPConfiguration && e.Details["service"] != "supplier_invoice" {
+				t.Errorf("%d %s: details %v, want service supplier_invoice", tt.status, tt.body, e.Details)
+			}
+			if got := n.Load(); got != 1 {
+				t.Errorf("%d %s: %d requests, want the Post once", tt.status, tt.body, got)
+			}
+		}
 	}
 }

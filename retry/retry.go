@@ -9,8 +9,11 @@
 //     and fails fast while it is open;
 //   - spends retries from a token bucket per service, so that a brown-out
 //     never multiplies the ERP's load;
-//   - retries a write only when the ERP deduplicates it or a read shows it
-//     was not applied, so no write is applied twice.
+//   - gives a write an attempt timeout of its own, as long as a posting
+//     may take, and never sends it again while an earlier attempt may
+//     still be running: a write whose answer was lost is settled by
+//     reading, and repeated only when the ERP had answered and a read
+//     shows the write was not applied, so no write is applied twice.
 //
 // The agent never becomes the retry engine: what leaves Do is either a
 // result or a failure the gateway has already retried as far as is safe.
@@ -39,10 +42,17 @@ type Policy struct {
 	MaxInterval time.Duration
 	// Multiplier grows the backoff after each retry. Default 2.
 	Multiplier float64
-	// AttemptTimeout bounds one attempt. Default 3s.
+	// AttemptTimeout bounds one attempt of a read. Default 3s.
 	AttemptTimeout time.Duration
+	// WriteTimeout bounds one attempt of a write (Call.Write). The ERP
+	// goes on with a posting after the caller gives up on it, and a write
+	// is never sent again while an attempt may still be running, so an
+	// attempt gets the time a posting under load takes, not a read's.
+	// Default 45s.
+	WriteTimeout time.Duration
 	// CallTimeout bounds the whole call, retries and waits included, under
-	// the caller's own deadline. Default 10s.
+	// the caller's own deadline; a write's call has WriteTimeout on top,
+	// for its attempt. Default 10s.
 	CallTimeout time.Duration
 	// Classify sorts a failed attempt into permanent, transient or
 	// outcome-unknown for calls that bring no Classify of their own.
@@ -69,6 +79,7 @@ const (
 	DefaultMaxInterval     = 2 * time.Second
 	DefaultMultiplier      = 2.0
 	DefaultAttemptTimeout  = 3 * time.Second
+	DefaultWriteTimeout    = 45 * time.Second
 	DefaultCallTimeout     = 10 * time.Second
 )
 
@@ -88,6 +99,9 @@ func (p Policy) withDefaults() Policy {
 	if p.AttemptTimeout <= 0 {
 		p.AttemptTimeout = DefaultAttemptTimeout
 	}
+	if p.WriteTimeout <= 0 {
+		p.WriteTimeout = DefaultWriteTimeout
+	}
 	if p.CallTimeout <= 0 {
 		p.CallTimeout = DefaultCallTimeout
 	}
@@ -106,6 +120,22 @@ func (p Policy) withDefaults() Policy {
 	p.Breaker = p.Breaker.withDefaults()
 	p.Budget = p.Budget.withDefaults()
 	return p
+}
+
+// attemptTimeout bounds one attempt of a write or a read.
+func (p Policy) attemptTimeout(write bool) time.Duration {
+	if write {
+		return p.WriteTimeout
+	}
+	return p.AttemptTimeout
+}
+
+// callTimeout bounds a whole call that writes or reads.
+func (p Policy) callTimeout(write bool) time.Duration {
+	if write {
+		return p.CallTimeout + p.WriteTimeout
+	}
+	return p.CallTimeout
 }
 
 func sleep(ctx context.Context, d time.Duration) error {
@@ -129,13 +159,18 @@ type Call struct {
 	Service   Service
 	Operation string // e.g. "read invoice", for logs
 	Write     bool   // the call changes ERP state
-	// Idempotent says the ERP deduplicates the write (it carries a
-	// repeatability id), so repeating it after an unknown outcome is safe.
-	Idempotent bool
 	// Reconcile, for a write, reads the ERP to learn whether an attempt
-	// whose answer was lost was applied. It is called before any retry of
-	// such an attempt; applied true ends the call as a success.
+	// whose answer was lost was applied; applied true ends the call as a
+	// success. Without it, or while its reads cannot settle the attempt,
+	// the write is never sent again and the call fails unconfirmed.
 	Reconcile func(ctx context.Context) (applied bool, err error)
+	// Answered, for a write, reports whether an attempt that failed with
+	// err got the ERP's own answer, one that could not be read: the ERP
+	// was done with it, so one read settles it, and a write that read
+	// shows not applied may be sent again. nil, or false: the attempt may
+	// still be running in the ERP until its timeout is over, and Reconcile
+	// reads again until then.
+	Answered func(err error) bool
 	// Classify sorts a failed attempt of this call; nil takes the
 	// Policy's.
 	Classify func(err error, write bool) Class
@@ -169,8 +204,8 @@ type Observer interface {
 	BudgetExhausted(service Service)
 	// FastFail reports a call refused at once by an open breaker.
 	FastFail(service Service)
-	// Reconciled reports a lost write answer settled by reading: applied or
-	// not.
+	// Reconciled reports what reading the ERP found of a write whose answer
+	// was lost: applied, or not applied as far as the last read could see.
 	Reconciled(service Service, applied bool)
 	// BreakerState reports a breaker's state change.
 	BreakerState(service Service, from, to string)
@@ -214,9 +249,10 @@ func (r *Runner) Policy() Policy { return r.policy }
 // call the breaker refused, with the time until its next probe.
 func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context) error) error {
 	p := r.policy
+	callTimeout := p.callTimeout(call.Write)
 	// The context ends on the wall clock; waits are planned on the policy's
 	// clock, which tests replace.
-	budget := p.CallTimeout
+	budget := callTimeout
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < budget {
 		budget = time.Until(d)
 	}
@@ -226,7 +262,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 	// own context is made only when an attempt fails, which most calls
 	// never do.
 	parent := ctx
-	callEnds := time.Now().Add(p.CallTimeout)
+	callEnds := time.Now().Add(callTimeout)
 	ctx = callView{Context: parent, deadline: callEnds}
 	cancel := context.CancelFunc(nil)
 	defer func() {
@@ -258,6 +294,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 			BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: ErrBreakerOpen}
 	}
 	for attempt := 1; ; attempt++ {
+		sent := p.Now()
 		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn) })
 		if err == nil {
 			return nil
@@ -274,19 +311,15 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		if class == OutcomeUnknown {
 			unconfirmed = true
 			if call.Reconcile != nil && ctx.Err() == nil {
-				applied, rerr := call.Reconcile(ctx)
-				if rerr == nil {
-					r.observer.Reconciled(call.Service, applied)
-					if applied {
-						return nil
-					}
-					// Not applied, by this or any earlier attempt: repeating
-					// it cannot apply it twice.
+				answered := call.Answered != nil && call.Answered(err)
+				switch r.reconcile(ctx, call, classify, sent, deadline, answered) {
+				case applied:
+					return nil
+				case notApplied:
+					// Not applied by this or any earlier attempt, and none
+					// is running: repeating it cannot apply it twice.
 					unconfirmed, class = false, Transient
 				}
-			}
-			if call.Idempotent {
-				class = Transient
 			}
 		}
 		if class != Transient || attempt >= p.MaxAttempts || ctx.Err() != nil || r.draining.Load() {
@@ -316,9 +349,65 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 	}
 }
 
+// settlement is what reading the ERP learnt of a write whose answer was
+// lost.
+type settlement int
+
+const (
+	unsettled  settlement = iota // the reads could not tell
+	applied                      // the write was applied
+	notApplied                   // the write was not applied, and no attempt of it runs
+)
+
+// reconcile reads whether the write call, whose attempt sent at sent
+// lost its answer, was applied. An attempt the ERP answered is settled by
+// one read. Any other may still be running in the ERP (a posting goes on
+// after the client gives up), so a read that does not find the write
+// applied is made again after a backoff until the attempt's timeout is
+// over, within the call's deadline and a call's time from now: the write
+// turns out applied, or stays unsettled and is not sent again.
+func (r *Runner) reconcile(ctx context.Context, call Call, classify func(error, bool) Class, sent, deadline time.Time, answered bool) settlement {
+	p := r.policy
+	until := p.Now()
+	if !answered {
+		until = sent.Add(p.attemptTimeout(call.Write))
+		if end := p.Now().Add(p.CallTimeout); end.Before(until) {
+			until = end
+		}
+		if deadline.Before(until) {
+			until = deadline
+		}
+	}
+	var bo backoff.BackOff
+	for {
+		ok, err := call.Reconcile(ctx)
+		switch {
+		case err == nil && ok:
+			r.observer.Reconciled(call.Service, true)
+			return applied
+		case err == nil && answered:
+			r.observer.Reconciled(call.Service, false)
+			return notApplied
+		case err != nil && classify(err, false) != Transient:
+			return unsettled
+		}
+		if bo == nil {
+			bo = newBackOff(p)
+		}
+		wait := bo.NextBackOff()
+		if wait == backoff.Stop || p.Now().Add(wait).After(until) || ctx.Err() != nil || r.draining.Load() ||
+			p.Sleep(ctx, wait) != nil {
+			if err == nil {
+				r.observer.Reconciled(call.Service, false)
+			}
+			return unsettled
+		}
+	}
+}
+
 // attempt runs fn once under the attempt timeout.
 func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error) error {
-	actx, cancel := attemptContext(ctx, r.policy.AttemptTimeout)
+	actx, cancel := attemptContext(ctx, r.policy.attemptTimeout(call.Write))
 	defer cancel()
 	start := r.policy.Now()
 	err := fn(actx)

@@ -382,27 +382,41 @@ func TestRetryBudget(t *testing.T) {
 }
 
 func TestWriteWithLostAnswer(t *testing.T) {
-	write := call("supplier_invoice", "release invoice")
+	write := call("supplier_invoice", "post invoice")
 	write.Write = true
 	lost := func() error { return &fault{Write: true, Timeout: true} }
 	reset := func() error {
 		return &fault{Write: true, Transient: true, Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}
 	}
 	refused := &fault{Write: true, Transient: true, Err: &net.OpError{Op: "dial", Err: syscall.ECONNREFUSED}}
+	// reads answers each read of the ERP with the next of its answers, the
+	// last one from then on, and counts the reads.
+	reads := func(answers ...func() (bool, error)) (func(context.Context) (bool, error), *int) {
+		n := 0
+		return func(context.Context) (bool, error) {
+			n++
+			return answers[min(n, len(answers))-1]()
+		}, &n
+	}
+	notYet := func() (bool, error) { return false, nil }
+	posted := func() (bool, error) { return true, nil }
+	unconfirmed := func(t *testing.T, err error, attempts int) {
+		t.Helper()
+		var up *retry.Error
+		if !errors.As(err, &up) || !up.Unconfirmed || up.Attempts != 1 || attempts != 1 {
+			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, attempts)
+		}
+	}
 
-	t.Run("not repeated without dedupe or reconcile", func(t *testing.T) {
+	t.Run("not repeated without reconcile", func(t *testing.T) {
 		r, _, _ := newRunner(retry.Policy{})
 		fn, n := script(lost())
-		err := r.Do(context.Background(), write, fn)
-		var up *retry.Error
-		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
-			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
-		}
+		unconfirmed(t, r.Do(context.Background(), write, fn), *n)
 	})
 	t.Run("reconciled as applied", func(t *testing.T) {
 		r, _, rec := newRunner(retry.Policy{})
 		c := write
-		c.Reconcile = func(context.Context) (bool, error) { return true, nil }
+		c.Reconcile, _ = reads(posted)
 		fn, n := script(reset())
 		if err := r.Do(context.Background(), c, fn); err != nil || *n != 1 {
 			t.Errorf("err %v after %d attempts, want success without a repeat", err, *n)
@@ -411,33 +425,123 @@ func TestWriteWithLostAnswer(t *testing.T) {
 			t.Errorf("reconciled %v", rec.reconciled)
 		}
 	})
-	t.Run("reconciled as not applied, then repeated", func(t *testing.T) {
-		r, _, _ := newRunner(retry.Policy{})
+	// An attempt that lost its connection may still be running in the
+	// ERP: the reads wait for it, and the write is not sent again.
+	t.Run("the reads wait for an attempt that may still run", func(t *testing.T) {
+		r, clock, rec := newRunner(retry.Policy{WriteTimeout: 5 * time.Second})
 		c := write
-		c.Reconcile = func(context.Context) (bool, error) { return false, nil }
-		fn, n := script(lost())
-		if err := r.Do(context.Background(), c, fn); err != nil || *n != 2 {
-			t.Errorf("err %v after %d attempts, want success on the repeat", err, *n)
+		var m *int
+		c.Reconcile, m = reads(notYet, notYet, notYet, posted)
+		fn, n := script(reset())
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 1 || *m != 4 {
+			t.Errorf("err %v after %d attempts and %d reads, want success on the fourth read without a repeat", err, *n, *m)
+		}
+		if want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond}; !equal(clock.sleeps, want) {
+			t.Errorf("waits between the reads %v, want %v", clock.sleeps, want)
+		}
+		if len(rec.reconciled) != 1 || !rec.reconciled[0] || len(rec.retries) != 0 {
+			t.Errorf("reconciled %v, retries %v; want one applied and no retry", rec.reconciled, rec.retries)
 		}
 	})
-	t.Run("reconcile fails: outcome unknown", func(t *testing.T) {
-		r, _, _ := newRunner(retry.Policy{})
+	t.Run("never applied: unconfirmed once the attempt's time is up", func(t *testing.T) {
+		r, clock, rec := newRunner(retry.Policy{WriteTimeout: 5 * time.Second, CallTimeout: time.Minute})
 		c := write
-		c.Reconcile = func(context.Context) (bool, error) { return false, unavailable() }
-		fn, n := script(lost())
-		err := r.Do(context.Background(), c, fn)
-		var up *retry.Error
-		if !errors.As(err, &up) || !up.Unconfirmed || *n != 1 {
-			t.Errorf("err %v after %d attempts, want one unconfirmed attempt", err, *n)
+		var m *int
+		c.Reconcile, m = reads(notYet)
+		fn, n := script(reset())
+		unconfirmed(t, r.Do(context.Background(), c, fn), *n)
+		var waited time.Duration
+		for _, d := range clock.sleeps {
+			waited += d
+		}
+		if waited > 5*time.Second || waited < 2*time.Second || *m != len(clock.sleeps)+1 {
+			t.Errorf("%d reads over %v, want reads until the 5s write timeout is nearly over", *m, waited)
+		}
+		if len(rec.reconciled) != 1 || rec.reconciled[0] {
+			t.Errorf("reconciled %v, want one not applied", rec.reconciled)
 		}
 	})
-	t.Run("deduplicated by the ERP: repeated", func(t *testing.T) {
+	t.Run("the reads take a call's time at most", func(t *testing.T) {
+		r, clock, _ := newRunner(retry.Policy{WriteTimeout: time.Minute, CallTimeout: 2 * time.Second})
+		c := write
+		c.Reconcile, _ = reads(notYet)
+		fn, n := script(reset())
+		unconfirmed(t, r.Do(context.Background(), c, fn), *n)
+		var waited time.Duration
+		for _, d := range clock.sleeps {
+			waited += d
+		}
+		if waited > 2*time.Second {
+			t.Errorf("reads over %v, want at most the 2s call timeout", waited)
+		}
+	})
+	// An attempt that ran until its timeout has had the time a write
+	// takes: one read settles what can be settled.
+	t.Run("timed out: one read", func(t *testing.T) {
+		r, clock, _ := newRunner(retry.Policy{WriteTimeout: 5 * time.Second})
+		c := write
+		var m *int
+		c.Reconcile, m = reads(notYet)
+		n := 0
+		fn := func(context.Context) error {
+			n++
+			clock.advance(5 * time.Second)
+			return lost()
+		}
+		unconfirmed(t, r.Do(context.Background(), c, fn), n)
+		if *m != 1 || len(clock.sleeps) != 0 {
+			t.Errorf("%d reads and waits %v, want one read and no wait", *m, clock.sleeps)
+		}
+	})
+	// The ERP answered, unreadably: it is done with the attempt, so a read
+	// that finds the write not applied lets it be sent again.
+	t.Run("answered, not applied: repeated", func(t *testing.T) {
+		r, _, rec := newRunner(retry.Policy{})
+		c := write
+		var m *int
+		c.Reconcile, m = reads(notYet)
+		c.Answered = func(err error) bool {
+			var f *fault
+			return errors.As(err, &f) && f.Status == 200
+		}
+		fn, n := script(&fault{Write: true, Status: 200})
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 2 || *m != 1 {
+			t.Errorf("err %v after %d attempts and %d reads, want success on the repeat after one read", err, *n, *m)
+		}
+		if len(rec.reconciled) != 1 || rec.reconciled[0] || len(rec.retries) != 1 || rec.retries[0] != "unknown_outcome" {
+			t.Errorf("reconciled %v, retries %v", rec.reconciled, rec.retries)
+		}
+	})
+	t.Run("a read that fails for a while", func(t *testing.T) {
 		r, _, _ := newRunner(retry.Policy{})
 		c := write
-		c.Idempotent = true
-		fn, n := script(lost(), lost())
-		if err := r.Do(context.Background(), c, fn); err != nil || *n != 3 {
-			t.Errorf("err %v after %d attempts, want success on the third", err, *n)
+		c.Reconcile, _ = reads(func() (bool, error) { return false, unavailable() }, posted)
+		fn, n := script(reset())
+		if err := r.Do(context.Background(), c, fn); err != nil || *n != 1 {
+			t.Errorf("err %v after %d attempts, want success on the second read", err, *n)
+		}
+	})
+	t.Run("a read that fails for good", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		c := write
+		var m *int
+		c.Reconcile, m = reads(func() (bool, error) { return false, &fault{Status: 403} })
+		fn, n := script(lost())
+		unconfirmed(t, r.Do(context.Background(), c, fn), *n)
+		if *m != 1 {
+			t.Errorf("%d reads, want 1", *m)
+		}
+	})
+	t.Run("draining: one read", func(t *testing.T) {
+		r, _, _ := newRunner(retry.Policy{})
+		r.Drain()
+		c := write
+		var m *int
+		c.Reconcile, m = reads(notYet)
+		fn, n := script(reset())
+		unconfirmed(t, r.Do(context.Background(), c, fn), *n)
+		if *m != 1 {
+			t.Errorf("%d reads, want 1", *m)
 		}
 	})
 	t.Run("refused connection and 503 are repeated", func(t *testing.T) {
@@ -447,6 +551,38 @@ func TestWriteWithLostAnswer(t *testing.T) {
 			t.Errorf("err %v after %d attempts, want success on the third", err, *n)
 		}
 	})
+}
+
+// TestWriteTimeout: an attempt of a write has the write timeout, not a
+// read's, and the call's deadline leaves room for it; the caller's own
+// deadline bounds it still.
+func TestWriteTimeout(t *testing.T) {
+	r := retry.New(retry.Policy{AttemptTimeout: 20 * time.Millisecond, WriteTimeout: time.Minute, CallTimeout: time.Second,
+		MaxAttempts: 1}, nil)
+	write := call("supplier_invoice", "post invoice")
+	write.Write = true
+	deadline := func(ctx context.Context, c retry.Call) time.Duration {
+		var d time.Time
+		_ = r.Do(ctx, c, func(ctx context.Context) error {
+			d, _ = ctx.Deadline()
+			return nil
+		})
+		return time.Until(d)
+	}
+	if d := deadline(context.Background(), write); d < 50*time.Second || d > time.Minute {
+		t.Errorf("write attempt deadline %v away, want the minute of the write timeout", d)
+	}
+	if d := deadline(context.Background(), read); d > 20*time.Millisecond {
+		t.Errorf("read attempt deadline %v away, want at most 20ms", d)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if d := deadline(ctx, write); d > 5*time.Second {
+		t.Errorf("write attempt deadline %v away, want at most the caller's 5s", d)
+	}
+	if p := retry.New(retry.Policy{}, nil).Policy(); p.WriteTimeout != retry.DefaultWriteTimeout || p.WriteTimeout < 10*p.AttemptTimeout {
+		t.Errorf("default write timeout %v", p.WriteTimeout)
+	}
 }
 
 func TestDefaultClassify(t *testing.T) {

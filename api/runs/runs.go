@@ -277,6 +277,11 @@ func (g *Guard) check(st *State, c Call, now time.Time) *refusal.Limit {
 		if r.Digest != c.Digest || r.Refused {
 			continue
 		}
+		// A write whose outcome is unknown is settled by its repeat, which
+		// reads the invoice before it writes anything.
+		if r.Code == string(errmap.ERPOutcomeUnknown) {
+			continue
+		}
 		if r.Code == string(errmap.ERPUnavailable) {
 			if until := st.WaitUntil[c.Digest]; now.Before(until) {
 				w := l(refusal.LimitERPWait)

@@ -34,6 +34,7 @@ type config struct {
 	shutdownTimeout  time.Duration
 	postScope        bool
 	protectOps       bool
+	open             bool // serve callers without credentials on purpose (checkClientAuth)
 	rateLimit        int
 	rateWindow       time.Duration
 	authFailLimit    int
@@ -151,6 +152,8 @@ var settings = []setting{
 		intSetting(1, 10, "must be a whole number from 1 to 10", func(c *config, n int) { c.retry.MaxAttempts = n })},
 	{"erp-call-timeout", "ERPGATE_ERP_CALL_TIMEOUT", "10s", "deadline of one ERP call, retries and waits included",
 		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.CallTimeout = d })},
+	{"post-timeout", "ERPGATE_POST_TIMEOUT", "45s", "timeout of one Post (the posting) at the ERP, which goes on posting after the gateway gives up: a Post is never sent again while one may still run, and the call's deadline is -erp-call-timeout on top",
+		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.WriteTimeout = d })},
 	{"erp-backoff", "ERPGATE_ERP_BACKOFF", "200ms", "first backoff before a retry (exponential, full jitter)",
 		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.InitialInterval = d })},
 	{"erp-backoff-max", "ERPGATE_ERP_BACKOFF_MAX", "2s", "longest backoff before a retry",
@@ -221,6 +224,8 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.oauth.audience = v })},
 	{"oauth-scope-claim", "ERPGATE_OAUTH_SCOPE_CLAIM", "scope", "claim of an access token holding its scopes, space separated or an array; scp is read too",
 		textSetting(func(c *config, v string) { c.oauth.scopeClaim = v })},
+	{"open", "ERPGATE_OPEN", "false", "serve every caller without credentials although -erp-url names an ERP and -addr is not loopback only (without it the gateway refuses to start so); it warns at start and /readyz says \"auth\":\"open\"",
+		boolSetting(func(c *config, on bool) { c.open = on })},
 	{"console-secret", "ERPGATE_CONSOLE_SECRET", "", "at least 32 characters that sign the web console's sessions and CSRF tokens; replicas need the same (default: random at start, sessions end with the process; prefer the environment variable)",
 		optional(func(v string, c *config) error {
 			if len(v) < console.MinSecretBytes {

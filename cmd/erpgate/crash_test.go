@@ -39,6 +39,9 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(crashChildEnv); args != "" {
 		os.Exit(crashChild(args))
 	}
+	if args := os.Getenv(mainChildEnv); args != "" {
+		os.Exit(mainChild(args))
+	}
 	os.Exit(m.Run())
 }
 

@@ -48,7 +48,7 @@ func TestConfigERPAuth(t *testing.T) {
 		t.Errorf("with a user: %q %q, %v", c.erpAuth, c.sapClient, err)
 	}
 	// X.509: the key pair is read, and the CA bundle with it.
-	c, err = parse(nil, "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile,
+	c, err = parse(nil, "-addr", "127.0.0.1:8080", "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile,
 		"-erp-client-key", keyFile, "-erp-ca", certFile)
 	if err != nil || c.erpTLS == nil || len(c.erpTLS.Certificates) != 1 || c.erpTLS.RootCAs == nil {
 		t.Errorf("mtls: %+v, %v", c.erpTLS, err)

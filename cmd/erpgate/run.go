@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
+	"github.com/erpgate/erpgate/retry"
 )
 
 // run starts the gateway (and, without an ERP URL, the simulated ERP) and
@@ -53,12 +55,13 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer gw.Close()
+	warnIfOpen(cfg, logger)
 
 	srv := &http.Server{
 		Handler:           gw.Handler(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
+		WriteTimeout:      writeTimeout(cfg.retry),
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    api.ServerMaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -121,6 +124,24 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// warnIfOpen warns at start that the gateway serves its callers without
+// credentials: with -open, or in front of a real ERP on loopback only
+// (checkClientAuth lets nothing else through). /readyz then says
+// "auth":"open" and the served contract requires no credentials.
+func warnIfOpen(cfg config, logger *slog.Logger) {
+	if len(cfg.credentials) > 0 || cfg.oauth.issuer != "" {
+		return
+	}
+	switch {
+	case cfg.open:
+		logger.Warn("no authentication (-open): every caller that reaches the gateway may call every tool, post_invoice included; "+
+			"set -api-keys or -oauth-issuer to close it", "addr", cfg.addr, "auth", api.AuthOpen)
+	case cfg.erpURL != "":
+		logger.Warn("no authentication: the gateway listens on loopback only, and every caller on this host may call every tool, "+
+			"post_invoice included; set -api-keys or -oauth-issuer to close it", "addr", cfg.addr, "auth", api.AuthOpen)
+	}
+}
+
 // gatewayConfig is the gateway's configuration from the command's, with
 // the contract written for public and the log going to logger.
 func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Config {
@@ -171,4 +192,13 @@ func keyCap(n int) int {
 		return -1
 	}
 	return n
+}
+
+// writeTimeout is how long the server lets a handler take to answer: at
+// least a minute, and long enough for a posting's whole call (the Post's
+// own timeout on top of the call's), so that the answer of a slow posting
+// is not cut off.
+func writeTimeout(p retry.Policy) time.Duration {
+	post := cmp.Or(p.WriteTimeout, retry.DefaultWriteTimeout) + cmp.Or(p.CallTimeout, retry.DefaultCallTimeout)
+	return max(time.Minute, post+5*time.Second)
 }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"strings"
 
 	"golang.org/x/oauth2/clientcredentials"
@@ -27,6 +29,32 @@ var checks = []check{
 	{"records-store", checkRecordsStore},
 	{"routing", checkRouting},
 	{"oauth", checkOAuth},
+	{"client-auth", checkClientAuth},
+}
+
+// checkClientAuth: the gateway is closed by default. In front of a real
+// ERP (-erp-url) and reachable beyond loopback it takes its callers'
+// credentials (-api-keys or -oauth-issuer) unless -open says it serves
+// every caller without them on purpose; -open beside credentials is a
+// contradiction. The embedded simulator and a loopback -addr need neither.
+func checkClientAuth(c *config) []error {
+	credentials := len(c.credentials) > 0 || c.oauth.issuer != ""
+	switch {
+	case c.open && credentials:
+		return []error{settingError("open", "serves every caller without credentials, but -api-keys or -oauth-issuer is set: drop one or the other")}
+	case credentials || c.open || c.erpURL == "" || isLoopback(c.addr):
+		return nil
+	}
+	loopback := "127.0.0.1:8080"
+	if _, port, err := net.SplitHostPort(c.addr); err == nil {
+		loopback = net.JoinHostPort("127.0.0.1", port)
+	}
+	return []error{settingError("api-keys", fmt.Sprintf("must be set, or -oauth-issuer (ERPGATE_OAUTH_ISSUER), "+
+		"when the gateway fronts a real ERP (-erp-url) and listens beyond loopback (-addr %s); without either, anyone who reaches it could post invoices. "+
+		"Set -api-keys to the clients as name:sha256hex:scope+scope, or -oauth-issuer to the issuer of their access tokens "+
+		"(README.md, \"Configuration\": closed by default); else listen on loopback only (-addr %s), "+
+		"or pass -open true (ERPGATE_OPEN=true) to serve every caller without credentials on purpose",
+		c.addr, loopback))}
 }
 
 // checkOAuth: the settings of OAuth access tokens need -oauth-issuer.

@@ -48,6 +48,7 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-timeout":         {good: "1ms", bad: "0s", why: "must be a positive duration such as 3s"},
 		"erp-attempts":        {good: "10", bad: "11", why: "must be a whole number from 1 to 10"},
 		"erp-call-timeout":    {good: "1ms", bad: "soon", why: "must be a positive duration such as 2s"},
+		"post-timeout":        {good: "2m", bad: "-45s", why: "must be a positive duration such as 2s"},
 		"erp-backoff":         {good: "1ms", bad: "-1ms", why: "must be a positive duration such as 2s"},
 		"erp-backoff-max":     {good: "1ms", bad: "0", why: "must be a positive duration such as 2s"},
 		"breaker-open-for":    {good: "1ms", bad: "5", why: "must be a positive duration such as 2s"},
@@ -84,6 +85,7 @@ func TestEverySettingParses(t *testing.T) {
 		"oauth-jwks-url":      {good: "https://login.example.com/keys", bad: "/keys", why: "must be an absolute http(s) URL"},
 		"oauth-audience":      {good: "api://erpgate"},
 		"oauth-scope-claim":   {good: "scp"},
+		"open":                {good: "true", bad: "open", why: "must be true or false"},
 		"post-scope":          {good: "true", bad: "maybe", why: "must be true or false"},
 		"protect-ops":         {good: "true", bad: "", why: "must be true or false"},
 		"rate-limit":          {good: "1", bad: "-1", why: "must be a whole number, 0 for no limit"},
@@ -182,7 +184,7 @@ func TestEveryCheckRefuses(t *testing.T) {
 			"-erp-client-secret (ERPGATE_ERP_CLIENT_SECRET): must be set for -erp-auth oauth2",
 			"-erp-token-url (ERPGATE_ERP_TOKEN_URL): must be an absolute http(s) URL",
 		}},
-		"erp-tls": {[]string{"-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile, "-erp-client-key", certFile},
+		"erp-tls": {[]string{"-addr", "127.0.0.1:0", "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile, "-erp-client-key", certFile},
 			[]string{"-erp-client-cert (ERPGATE_ERP_CLIENT_CERT): with -erp-client-key: client certificate: tls: found a certificate rather than a key in the PEM for the private key"}},
 		"records-store": {[]string{"-data-dir", ""}, []string{"-data-dir (ERPGATE_DATA_DIR): must name a directory when -database-url is empty"}},
 		"oauth": {[]string{"-oauth-jwks-url", "https://login.example.com/keys", "-oauth-audience", "api://erpgate"}, []string{
@@ -190,6 +192,11 @@ func TestEveryCheckRefuses(t *testing.T) {
 			"-oauth-audience (ERPGATE_OAUTH_AUDIENCE): needs -oauth-issuer",
 		}},
 		"routing": {[]string{"-auto-approve-limit", "50000"}, []string{"-auto-approve-limit (ERPGATE_AUTO_APPROVE_LIMIT): must be below the first band (50000)"}},
+		"client-auth": {[]string{"-erp-url", "https://s4.example.com", "-addr", "0.0.0.0:9000"}, []string{"-api-keys (ERPGATE_API_KEYS): must be set, " +
+			"or -oauth-issuer (ERPGATE_OAUTH_ISSUER), when the gateway fronts a real ERP (-erp-url) and listens beyond loopback (-addr 0.0.0.0:9000); " +
+			"without either, anyone who reaches it could post invoices. Set -api-keys to the clients as name:sha256hex:scope+scope, " +
+			"or -oauth-issuer to the issuer of their access tokens (README.md, \"Configuration\": closed by default); " +
+			"else listen on loopback only (-addr 127.0.0.1:9000), or pass -open true (ERPGATE_OPEN=true) to serve every caller without credentials on purpose"}},
 	}
 	for _, k := range checks {
 		tt, ok := cases[k.name]

@@ -58,11 +58,11 @@ func ClientTLS(certFile, keyFile, caFile string) (*tls.Config, error) {
 
 // tokenSource returns the cached source of OAuth 2.0 tokens. Tokens are
 // fetched with the ERP client's transport (its proxy, TLS and pool
-// settings), without its cookie jar, without following redirects, and each
-// fetch within the attempt timeout.
+// settings) and User-Agent, without its cookie jar, without following
+// redirects, and each fetch within the attempt timeout.
 func (c *Client) tokenSource(cfg *clientcredentials.Config) oauth2.TokenSource {
 	hc := &http.Client{
-		Transport:     c.http.Transport,
+		Transport:     userAgentTransport{rt: c.http.Transport, ua: c.userAgent},
 		CheckRedirect: noRedirect,
 		Timeout:       c.runner.Policy().AttemptTimeout,
 	}

@@ -15,7 +15,9 @@ import (
 // of the ERP layer, never by text. For a write, anything after the request
 // may have reached the ERP (a timeout, a broken connection, a proxy's 502
 // or 504, an unreadable success) is OutcomeUnknown; only a refused
-// connection, 429 and 503 say the ERP did not take it.
+// connection, 429 and 503 say the ERP did not take it. A read whose
+// answer holds a record that does not fit the service's $metadata
+// (*erp.DataError) is Permanent: the same answer would come again.
 func Classify(err error, write bool) retry.Class {
 	var up *erp.UpstreamError
 	if !errors.As(err, &up) || errors.Is(err, context.Canceled) {
@@ -34,6 +36,8 @@ func Classify(err error, write bool) retry.Class {
 		return retry.Transient
 	case write && up.Transient:
 		return retry.OutcomeUnknown
+	case isDataError(err):
+		return retry.Permanent
 	case up.Transient || up.Timeout || up.Status == 0 || (up.Status >= 200 && up.Status < 300):
 		return retry.Transient
 	}
@@ -45,9 +49,15 @@ func isDial(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial"
 }
 
+func isDataError(err error) bool {
+	var de *erp.DataError
+	return errors.As(err, &de)
+}
+
 // Result names the outcome of a failed attempt for metrics: "business"
 // (the ERP answered with a business error), "transient", "timeout" or
-// "error"; "ok" for nil.
+// "error" (no answer, or an answer with a record that cannot be read);
+// "ok" for nil.
 func Result(err error) string {
 	var up *erp.UpstreamError
 	switch {
@@ -57,7 +67,7 @@ func Result(err error) string {
 		return "timeout"
 	case errors.As(err, &up) && up.Transient:
 		return "transient"
-	case errors.As(err, &up) && up.Status == 0:
+	case errors.As(err, &up) && up.Status == 0, isDataError(err):
 		return "error"
 	default:
 		return "business"

@@ -26,6 +26,10 @@ func TestClassify(t *testing.T) {
 		{&erp.UpstreamError{Transient: true, Err: dial}, true, retry.Transient},
 		{&erp.UpstreamError{Status: 200}, false, retry.Transient},
 		{&erp.UpstreamError{Status: 200}, true, retry.OutcomeUnknown},
+		{&erp.UpstreamError{Status: 200, Err: &erp.DataError{Entity: erp.EntityInvoice}}, false, retry.Permanent},
+		{&retry.Error{Attempts: 1, Err: &erp.UpstreamError{Status: 200, Err: &erp.DataError{}}}, false, retry.Permanent},
+		{&erp.UpstreamError{Status: 200, Err: &erp.DataError{}}, true, retry.OutcomeUnknown},
+		{&erp.DataError{Entity: erp.EntitySupplier}, false, retry.Permanent},
 		{&erp.UpstreamError{Timeout: true}, false, retry.Transient},
 		{&erp.UpstreamError{Status: 400}, true, retry.Permanent},
 		{&erp.UpstreamError{Status: 401, Config: true}, false, retry.Permanent},
@@ -51,6 +55,7 @@ func TestResult(t *testing.T) {
 		{&erp.UpstreamError{Status: 503, Transient: true}, "transient"},
 		{&erp.UpstreamError{Timeout: true}, "timeout"},
 		{&erp.UpstreamError{Err: errors.New("tls: bad certificate")}, "error"},
+		{&erp.UpstreamError{Status: 200, Err: &erp.DataError{Entity: erp.EntityInvoice}}, "error"},
 	}
 	for _, tt := range tests {
 		if got := Result(tt.err); got != tt.want {

@@ -68,6 +68,12 @@ type Options struct {
 	MaxPages int
 	// Logger receives one debug record per attempt. Default: discard.
 	Logger *slog.Logger
+	// Version is the gateway's release, e.g. "v1.2.3": every request to
+	// the ERP, the OAuth 2.0 token requests included, names the gateway
+	// as User-Agent: erpgate/<Version>. It must be an HTTP token. Default:
+	// the version of the module github.com/erpgate/erpgate in the binary's
+	// build information, or "devel".
+	Version string
 }
 
 // DefaultMaxPages is the bound on the pages of one list when Options
@@ -77,9 +83,10 @@ const DefaultMaxPages = 20
 // Client is an erp.Client that talks to SAP S/4HANA over OData v2. It is
 // safe for concurrent use.
 type Client struct {
-	base   string // scheme://host[:port][/prefix], without a trailing slash
-	http   *http.Client
-	runner *retry.Runner
+	base     string // scheme://host[:port][/prefix], without a trailing slash
+	basePath string // base's /prefix, escaped; "" for none
+	http     *http.Client
+	runner   *retry.Runner
 	// basicAuth is the Authorization header of Options.User and
 	// Options.Password, made once; nil without a user.
 	basicAuth []string
@@ -87,6 +94,7 @@ type Client struct {
 	// own, shared by those reads and never changed; nil with OAuth 2.0,
 	// whose token is a request's own.
 	readHeader http.Header
+	userAgent  []string // the User-Agent header's one value, shared
 	sapClient  string
 	tokens     oauth2.TokenSource // nil without OAuth 2.0
 	maxPages   int
@@ -120,13 +128,19 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if opts.OAuth2 != nil && opts.User != "" {
 		return nil, errors.New("sap: Options.OAuth2 and Options.User exclude each other")
 	}
+	ua, err := userAgent(opts.Version)
+	if err != nil {
+		return nil, err
+	}
 	c := &Client{
 		base:      strings.TrimRight(u.String(), "/"),
+		basePath:  strings.TrimRight(u.EscapedPath(), "/"),
 		http:      opts.HTTPClient,
 		runner:    opts.Runner,
 		sapClient: opts.Client,
 		maxPages:  opts.MaxPages,
 		log:       opts.Logger,
+		userAgent: ua,
 	}
 	if c.http == nil {
 		c.http = defaultHTTPClient(opts.TLS)
@@ -152,7 +166,7 @@ func New(baseURL string, opts Options) (*Client, error) {
 		c.basicAuth = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(opts.User+":"+opts.Password))}
 	}
 	if c.tokens == nil {
-		c.readHeader = http.Header{"Accept": mediaJSON, "Accept-Encoding": encodingGzip}
+		c.readHeader = http.Header{"Accept": mediaJSON, "Accept-Encoding": encodingGzip, "User-Agent": c.userAgent}
 		if c.basicAuth != nil {
 			c.readHeader["Authorization"] = c.basicAuth
 		}

@@ -6,16 +6,29 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
 )
 
-// csrfState is a CSRF token and the session cookies it is bound to.
+// csrfState is a CSRF token and the session cookies it is bound to, or
+// what a fetch that brought no token left: a service that protects its
+// writes with no token (SAP CAP, or an SAP system with the check switched
+// off) takes them without one.
 type csrfState struct {
 	token   string
 	cookies []*http.Cookie
+	// none says the fetch answered without a token: writes go without.
+	none bool
 }
+
+// known reports whether the state is a fetch's outcome, a token or none.
+func (st csrfState) known() bool { return st.token != "" || st.none }
+
+// same reports whether st and o are the outcome of the same fetch as far
+// as a write can tell.
+func (st csrfState) same(o csrfState) bool { return st.token == o.token && st.none == o.none }
 
 // csrfEntry is the cached token of one service.
 type csrfEntry struct {
@@ -24,6 +37,9 @@ type csrfEntry struct {
 	fetching chan struct{}
 	mu       sync.Mutex
 	state    csrfState
+	// warned is set once the service's first fetch without a token has
+	// been logged.
+	warned atomic.Bool
 }
 
 func (e *csrfEntry) get() csrfState {
@@ -38,11 +54,11 @@ func (e *csrfEntry) set(st csrfState) {
 	e.state = st
 }
 
-// invalidate drops the token if it is still the one cached.
-func (e *csrfEntry) invalidate(token string) {
+// invalidate drops the state if it is still the one cached.
+func (e *csrfEntry) invalidate(st csrfState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.state.token == token {
+	if e.state.same(st) {
 		e.state = csrfState{}
 	}
 }
@@ -68,12 +84,16 @@ func (cc *csrfCache) entry(svc erp.Service) *csrfEntry {
 }
 
 // csrfToken returns the cached token of the service of the write w,
-// fetching one when there is none or the cached one is stale (the server
-// just refused it). A failed fetch names the ids w is about.
-func (c *Client) csrfToken(ctx context.Context, w request, stale string) (csrfState, error) {
+// fetching one when there is none or the cached state is stale (the server
+// just refused a write made with it). A fetch answered without a token
+// gives the state none, logged once per service: the write goes without a
+// token, as SAP's Cloud SDK sends it. A failed fetch names the ids w is
+// about.
+func (c *Client) csrfToken(ctx context.Context, w request, stale *csrfState) (csrfState, error) {
 	svc := w.call.Service
 	e := c.csrf.entry(svc)
-	if st := e.get(); st.token != "" && st.token != stale {
+	usable := func(st csrfState) bool { return st.known() && (stale == nil || !st.same(*stale)) }
+	if st := e.get(); usable(st) {
 		return st, nil
 	}
 	r := request{
@@ -94,7 +114,7 @@ func (c *Client) csrfToken(ctx context.Context, w request, stale string) (csrfSt
 		return csrfState{}, r.transportError(ctx, ctx, ctx.Err())
 	}
 	defer func() { <-e.fetching }()
-	if st := e.get(); st.token != "" && st.token != stale {
+	if st := e.get(); usable(st) {
 		return st, nil
 	}
 
@@ -102,12 +122,16 @@ func (c *Client) csrfToken(ctx context.Context, w request, stale string) (csrfSt
 	_, err := c.do(ctx, r, func(h http.Header, _ []byte) error {
 		var ok bool
 		if st, ok = tokenState(h); !ok {
-			return errors.New("no X-CSRF-Token in the fetch response")
+			st = csrfState{none: true, cookies: (&http.Response{Header: h}).Cookies()}
 		}
 		return nil
 	})
 	if err != nil {
 		return csrfState{}, err
+	}
+	if st.none && !e.warned.Swap(true) {
+		c.log.WarnContext(ctx, "sap: the ERP sent no CSRF token; writes to the service go without one",
+			"service", string(svc))
 	}
 	e.set(st)
 	return st, nil
@@ -123,34 +147,55 @@ func tokenState(h http.Header) (csrfState, bool) {
 	return csrfState{token: tok, cookies: (&http.Response{Header: h}).Cookies()}, true
 }
 
-// write sends a state-changing request with the service's CSRF token. When
-// the server answers 403 with X-CSRF-Token: Required, the token is fetched
-// again and the request repeated exactly once.
+// write sends a state-changing request with the service's CSRF token, or
+// without one to a service whose fetch brought none. When the server
+// answers 403 with X-CSRF-Token: Required, the token is fetched again and
+// the request repeated exactly once; refused again, the request fails as
+// a fault of configuration (UpstreamError.Config), never to be retried:
+// the ERP asks for a token it does not take or does not hand out.
 func (c *Client) write(ctx context.Context, r request, decode decoder) (reply, error) {
 	e := c.csrf.entry(r.call.Service)
-	stale := ""
+	var stale *csrfState
 	for try := 0; ; try++ {
 		st, err := c.csrfToken(ctx, r, stale)
 		if err != nil {
 			return reply{}, err
 		}
 		rr := r
-		rr.header = r.header.Clone()
-		if rr.header == nil {
-			rr.header = http.Header{}
+		if st.token != "" {
+			rr.header = r.header.Clone()
+			if rr.header == nil {
+				rr.header = http.Header{}
+			}
+			rr.header.Set("X-CSRF-Token", st.token)
 		}
-		rr.header.Set("X-CSRF-Token", st.token)
 		rr.cookies = st.cookies
 		required := false
 		rr.csrfRequired = &required
 		rep, err := c.do(ctx, rr, decode)
 		if err != nil && required {
-			e.invalidate(st.token)
+			e.invalidate(st)
 			if try == 0 {
-				stale = st.token
+				stale = &st
 				continue
 			}
+			csrfRefused(err, st)
 		}
 		return rep, err
 	}
+}
+
+// csrfRefused marks err, a write's second 403 asking for a CSRF token, as
+// the fault of configuration it is, and says why for the log.
+func csrfRefused(err error, st csrfState) {
+	up, ok := errors.AsType[*erp.UpstreamError](err)
+	if !ok {
+		return
+	}
+	up.Config = true
+	why := "the ERP refuses the CSRF token it just handed out"
+	if st.none {
+		why = "the ERP asks for a CSRF token but sends none on a fetch"
+	}
+	up.Text = strings.TrimSuffix(why+": "+up.Text, ": ")
 }

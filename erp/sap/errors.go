@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"errors"
 	"net"
 	"net/http"
@@ -48,32 +49,71 @@ func isResponseTimeout(err error) bool {
 	return !(errors.As(err, &op) && op.Op == "dial")
 }
 
-// statusError turns a non-2xx answer into an UpstreamError.
+// statusError turns a non-2xx answer into an UpstreamError: its message
+// ids, what kind of body it had and what the call asked for, which errmap
+// reads together to tell SAP Gateway's own answer from anything else that
+// answers at the configured URL.
 func (r request) statusError(status int, header http.Header, body []byte, now time.Time) *erp.UpstreamError {
-	p := parseErrorBody(body)
+	p := parseAnswer(body, r.acceptsXML())
 	return r.upstream(status, func(up *erp.UpstreamError) {
 		up.MessageIDs = p.ids
 		up.Text = p.text
+		up.Body = p.body
+		up.Call = r.kind()
 		up.RetryAfter = parseRetryAfter(header.Get("Retry-After"), now)
-		up.Transient = transientStatus(status, p)
+		up.Transient = transientStatus(status, p.body)
 	})
 }
 
+// kind is what the request asks for: a POST calls a function import, a
+// path that ends in a key reads one entity, any other path (an entity
+// set, a navigation to many, the service root, $metadata) a list.
+func (r request) kind() erp.CallKind {
+	if r.call.Write || r.method == http.MethodPost {
+		return erp.CallFunction
+	}
+	path, _, _ := strings.Cut(r.url, "?")
+	if strings.HasSuffix(path, ")") {
+		return erp.CallEntity
+	}
+	return erp.CallList
+}
+
+// acceptsXML reports whether the request asked for XML, as the $metadata
+// read does: SAP Gateway then writes its errors in XML. Every other
+// request accepts JSON only, so XML in answer to it is not SAP Gateway's.
+func (r request) acceptsXML() bool {
+	return strings.Contains(r.header.Get("Accept"), "xml")
+}
+
 // transientStatus reports whether an answer with the status and body may go
-// away on a retry. A 5xx that is not an OData envelope came from something
-// in front of the ERP (a proxy, a gateway timeout page), not from the ERP's
-// business logic.
-func transientStatus(status int, p parsedError) bool {
+// away on a retry: 429 and the gateway statuses 502 to 504, whatever their
+// body, and any other 5xx but 501 that is not SAP Gateway's error, which
+// came from something in front of the ERP (a proxy, a gateway timeout
+// page, an API management layer) rather than from its business logic.
+// errmap's table of answers names the same ones transient.
+func transientStatus(status int, body erp.AnswerBody) bool {
 	switch {
 	case status == http.StatusTooManyRequests, status == http.StatusBadGateway,
 		status == http.StatusServiceUnavailable, status == http.StatusGatewayTimeout:
 		return true
-	case p.fault:
-		return true
-	case status >= 500 && !p.envelope:
-		return true
+	case status == http.StatusNotImplemented:
+		return false
 	}
-	return false
+	return status >= 500 && body != erp.BodySAPError
+}
+
+// entityNotFound returns nf when err is SAP Gateway's own answer that the
+// entity a read or a function import names does not exist: a 404 with SAP
+// Gateway's error, about the entity rather than the service. Anything else
+// that answers 404 (a Web Dispatcher's page, another server's JSON) is
+// never taken for the entity; err is returned as it is.
+func entityNotFound(err error, nf *erp.NotFoundError) error {
+	up, ok := errors.AsType[*erp.UpstreamError](err)
+	if ok && up.Status == http.StatusNotFound && up.Body == erp.BodySAPError && !up.Config && up.Call != erp.CallList {
+		return nf
+	}
+	return err
 }
 
 // MaxRetryAfter is the longest wait a Retry-After hint is taken for: a
@@ -112,8 +152,9 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 type parsedError struct {
 	ids      []string // message ids, primary first, deduplicated, errors only
 	text     string   // upstream wording, for logs
-	envelope bool     // the body was an OData error envelope
-	fault    bool     // the body was an API management fault
+	body     erp.AnswerBody
+	envelope bool // the body was SAP Gateway's OData error
+	fault    bool // the body was an API management fault
 }
 
 // errorBody covers the OData v2 and v4 error envelopes and the API
@@ -144,43 +185,126 @@ type errorDetail struct {
 	Target   string          `json:"target"`
 }
 
-func parseErrorBody(body []byte) parsedError {
-	var eb errorBody
-	if err := json.Unmarshal(body, &eb); err != nil || (eb.Error == nil && eb.Fault == nil) {
-		return parsedError{text: snippet(body)}
+// parseErrorBody reads a JSON error body; see parseAnswer.
+func parseErrorBody(body []byte) parsedError { return parseAnswer(body, false) }
+
+// parseAnswer reads the body of a failed call: SAP Gateway's OData error
+// (v2 or v4 JSON, or v2 XML when the request accepted XML) with its
+// message ids, or else the kind of body it is. SAP Gateway's error has a
+// code and a message, as OData prescribes; JSON with an "error" member of
+// another shape is someone else's.
+func parseAnswer(body []byte, acceptsXML bool) parsedError {
+	trimmed := bytes.TrimSpace(body)
+	if len(trimmed) == 0 {
+		return parsedError{body: erp.BodyEmpty}
 	}
-	if eb.Error == nil {
+	var eb errorBody
+	err := json.Unmarshal(trimmed, &eb)
+	switch {
+	case err == nil && eb.Error != nil && strings.TrimSpace(eb.Error.Code) != "" && isMessage(eb.Error.Message):
+		return parseEnvelope(eb)
+	case acceptsXML && trimmed[0] == '<':
+		if p, ok := parseXMLEnvelope(trimmed); ok {
+			return p
+		}
+	case err == nil && eb.Fault != nil:
 		text := eb.Fault.FaultString
 		if eb.Fault.Detail.ErrorCode != "" {
 			text += " (" + eb.Fault.Detail.ErrorCode + ")"
 		}
-		return parsedError{text: text, fault: true}
+		return parsedError{text: text, body: erp.BodyOtherJSON, fault: true}
 	}
+	p := parsedError{text: snippet(body), body: erp.BodyText}
+	if json.Valid(trimmed) {
+		p.body = erp.BodyOtherJSON
+	}
+	return p
+}
+
+// isMessage reports whether raw is an OData error message: a string (v4)
+// or an object with a string value (v2).
+func isMessage(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return false
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return true
+	}
+	var obj struct {
+		Value *string `json:"value"`
+	}
+	return json.Unmarshal(raw, &obj) == nil && obj.Value != nil
+}
+
+// parseEnvelope reads the message ids and the text of SAP Gateway's JSON
+// error.
+func parseEnvelope(eb errorBody) parsedError {
 	e := eb.Error
-	p := parsedError{envelope: true, text: messageText(e.Message)}
-	seen := map[string]bool{}
-	add := func(id string) {
-		id = strings.TrimSpace(id)
-		if id != "" && !seen[id] {
-			seen[id] = true
-			p.ids = append(p.ids, id)
-		}
-	}
-	add(e.Code)
+	p := parsedError{envelope: true, body: erp.BodySAPError, text: messageText(e.Message)}
 	var details []errorDetail
 	if e.InnerError != nil {
 		details = append(details, parseErrorDetails(e.InnerError.ErrorDetails)...)
 	}
 	details = append(details, e.Details...)
+	p.ids = errorIDs(e.Code, details)
+	if p.text == "" {
+		p.text = e.Code
+	}
+	return p
+}
+
+// errorIDs are the message ids of an error: its code first, then the
+// codes of the details that are errors, each once.
+func errorIDs(code string, details []errorDetail) []string {
+	var ids []string
+	seen := map[string]bool{}
+	add := func(id string) {
+		id = strings.TrimSpace(id)
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	add(code)
 	for _, d := range details {
 		if isErrorSeverity(d.Severity) {
 			add(d.Code)
 		}
 	}
-	if p.text == "" {
-		p.text = e.Code
+	return ids
+}
+
+// metadataNamespace is the namespace of OData v2's XML error.
+const metadataNamespace = "http://schemas.microsoft.com/ado/2007/08/dataservices/metadata"
+
+// xmlError is SAP Gateway's OData v2 error in XML.
+type xmlError struct {
+	XMLName xml.Name `xml:"error"`
+	Code    string   `xml:"code"`
+	Message string   `xml:"message"`
+	Details []struct {
+		Code     string `xml:"code"`
+		Severity string `xml:"severity"`
+	} `xml:"innererror>errordetails>errordetail"`
+}
+
+// parseXMLEnvelope reads SAP Gateway's XML error; false for any other XML.
+func parseXMLEnvelope(body []byte) (parsedError, bool) {
+	var x xmlError
+	if xml.Unmarshal(body, &x) != nil || x.XMLName.Space != metadataNamespace || strings.TrimSpace(x.Code) == "" {
+		return parsedError{}, false
 	}
-	return p
+	details := make([]errorDetail, 0, len(x.Details))
+	for _, d := range x.Details {
+		details = append(details, errorDetail{Code: d.Code, Severity: d.Severity})
+	}
+	p := parsedError{envelope: true, body: erp.BodySAPError, text: strings.TrimSpace(x.Message), ids: errorIDs(x.Code, details)}
+	if p.text == "" {
+		p.text = strings.TrimSpace(x.Code)
+	}
+	return p, true
 }
 
 // parseErrorDetails accepts errordetails as an array, as

@@ -3,6 +3,7 @@ package sap
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -291,5 +292,164 @@ func TestBodyCap(t *testing.T) {
 	var up *erp.UpstreamError
 	if !errors.As(err, &up) || up.Text != "malformed response" || up.Status != 200 {
 		t.Fatalf("got %v, want a malformed-response UpstreamError", err)
+	}
+}
+
+// xmlEnvelope is SAP Gateway's error in XML, as it answers a request that
+// accepts XML, such as the $metadata read.
+const xmlEnvelope = `<?xml version="1.0" encoding="utf-8"?>
+<error xmlns="http://schemas.microsoft.com/ado/2007/08/dataservices/metadata">
+<code>/IWFND/CM_BEC/026</code><message xml:lang="en">SAP backend system is not available</message>
+<innererror><transactionid>7F3A9C2B11D04E0F</transactionid><errordetails>
+<errordetail><code>/IWFND/CM_BEC/026</code><message>x</message><severity>error</severity></errordetail>
+<errordetail><code>/IWBEP/CM_MGW_RT/099</code><message>y</message><severity>warning</severity></errordetail>
+<errordetail><code>/IWFND/CM_BEC/027</code><message>z</message><severity>error</severity></errordetail>
+</errordetails></innererror></error>`
+
+// TestAnswerBodies: what kind of body a failed answer has. Only SAP
+// Gateway's error, with a code and a message, in a form the request
+// accepted, is SAP Gateway speaking.
+func TestAnswerBodies(t *testing.T) {
+	tests := []struct {
+		name       string
+		body       string
+		acceptsXML bool
+		want       erp.AnswerBody
+		ids        []string
+	}{
+		{"v2", v2Array, false, erp.BodySAPError, []string{"M8/108", "/IWBEP/CX_MGW_BUSI_EXCEPTION"}},
+		{"v2 detail object", v2Object, false, erp.BodySAPError, []string{"F5/201", "F5/202"}},
+		{"v4", v4, false, erp.BodySAPError, []string{"06/025", "06/027"}},
+		{"empty message", `{"error":{"code":"/IWBEP/CM_MGW_RT/020","message":{"lang":"en","value":""}}}`, false, erp.BodySAPError,
+			[]string{"/IWBEP/CM_MGW_RT/020"}},
+		{"fault", fault, false, erp.BodyOtherJSON, nil},
+		{"error as a string", `{"error":"Not Found","status":404}`, false, erp.BodyOtherJSON, nil},
+		{"error without code", `{"error":{"status":404,"message":"Not Found"}}`, false, erp.BodyOtherJSON, nil},
+		{"numeric code", `{"error":{"code":404,"message":"Not Found"}}`, false, erp.BodyOtherJSON, nil},
+		{"code without message", `{"error":{"code":"06/019"}}`, false, erp.BodyOtherJSON, nil},
+		{"null message", `{"error":{"code":"06/019","message":null}}`, false, erp.BodyOtherJSON, nil},
+		{"array", `[{"error":{"code":"M8/108","message":"x"}}]`, false, erp.BodyOtherJSON, nil},
+		{"html", html, false, erp.BodyText, nil},
+		{"xml not asked for", xmlEnvelope, false, erp.BodyText, nil},
+		{"xml asked for", xmlEnvelope, true, erp.BodySAPError, []string{"/IWFND/CM_BEC/026", "/IWFND/CM_BEC/027"}},
+		{"other xml", `<?xml version="1.0"?><error><code>404</code><message>x</message></error>`, true, erp.BodyText, nil},
+		{"text", "Bad Gateway", false, erp.BodyText, nil},
+		{"json number", "404", false, erp.BodyOtherJSON, nil},
+		{"empty", "", false, erp.BodyEmpty, nil},
+		{"white space", " \r\n\t", false, erp.BodyEmpty, nil},
+	}
+	for _, tt := range tests {
+		p := parseAnswer([]byte(tt.body), tt.acceptsXML)
+		if p.body != tt.want || !slices.Equal(p.ids, tt.ids) {
+			t.Errorf("%s: got %s %q, want %s %q", tt.name, p.body, p.ids, tt.want, tt.ids)
+		}
+		if (p.body == erp.BodySAPError) != p.envelope {
+			t.Errorf("%s: envelope %v for a body %s", tt.name, p.envelope, p.body)
+		}
+	}
+}
+
+// TestAnswerKindsFromTheWire: the client records what kind of body a
+// failed answer had and what the call asked for, for every kind of call.
+func TestAnswerKindsFromTheWire(t *testing.T) {
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		kind erp.CallKind
+		call func(*Client) error
+	}{
+		{"purchase order", erp.CallEntity, func(c *Client) error { _, err := c.PurchaseOrder(ctx, "4500018822"); return err }},
+		{"supplier", erp.CallList, func(c *Client) error { _, err := c.Supplier(ctx, "100042"); return err }},
+		{"search", erp.CallList, func(c *Client) error { _, err := c.SearchSuppliers(ctx, "acme", 5); return err }},
+		{"goods receipts", erp.CallList, func(c *Client) error { _, err := c.GoodsReceipts(ctx, "4500018822", "10"); return err }},
+		{"invoice", erp.CallList, func(c *Client) error { _, err := c.Invoice(ctx, "5105600101"); return err }},
+		{"post", erp.CallFunction, func(c *Client) error {
+			_, err := c.PostInvoice(ctx, erp.Invoice{ID: "5105600101", FiscalYear: "2026"}, "")
+			return err
+		}},
+	}
+	bodies := []struct {
+		contentType, body string
+		want              erp.AnswerBody
+	}{
+		{"application/json", v2Single, erp.BodySAPError},
+		{"application/json", `{"error":"Method Not Allowed"}`, erp.BodyOtherJSON},
+		{"text/html", html, erp.BodyText},
+		{"application/xml", xmlEnvelope, erp.BodyText},
+		{"", "", erp.BodyEmpty},
+	}
+	for _, b := range bodies {
+		for _, call := range calls {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if b.contentType != "" {
+					w.Header().Set("Content-Type", b.contentType)
+				}
+				w.WriteHeader(http.StatusMethodNotAllowed)
+				io.WriteString(w, b.body)
+			})
+			err := call.call(f.client(Options{}))
+			up, ok := errors.AsType[*erp.UpstreamError](err)
+			if !ok || up.Status != http.StatusMethodNotAllowed || up.Body != b.want || up.Call != call.kind || up.Transient {
+				t.Errorf("%s answered %s: got %+v, want status 405, body %s, call %s, not transient", call.name, b.want, up, b.want, call.kind)
+			}
+		}
+	}
+}
+
+// TestEntityNotFoundOnlyFromSAP: a read of one purchase order is not found
+// only when SAP Gateway says so; the same 404 from a Web Dispatcher, from
+// another server, or about the service, is no answer about the order.
+func TestEntityNotFoundOnlyFromSAP(t *testing.T) {
+	tests := []struct {
+		name, contentType, body string
+		notFound, config        bool
+	}{
+		{"SAP Gateway", "application/json", `{"error":{"code":"/IWBEP/CM_MGW_RT/020","message":{"lang":"en","value":"Resource not found for segment 'A_PurchaseOrderType'"}}}`, true, false},
+		{"SAP Gateway v4", "application/json", `{"error":{"code":"/IWBEP/CM_MGW_RT/020","message":"Resource not found"}}`, true, false},
+		{"service missing", "application/json", `{"error":{"code":"/IWFND/MED/170","message":{"lang":"en","value":"No service found"}}}`, false, true},
+		{"Web Dispatcher", "text/html", `<html><body><h1>404 Not Found</h1>Partner not reached</body></html>`, false, false},
+		{"another server", "application/json", `{"status":404,"error":"Not Found","path":"/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV"}`, false, false},
+		{"nothing", "", "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+				if tt.contentType != "" {
+					w.Header().Set("Content-Type", tt.contentType)
+				}
+				w.WriteHeader(http.StatusNotFound)
+				io.WriteString(w, tt.body)
+			})
+			_, err := f.client(Options{}).PurchaseOrder(context.Background(), "4500019822")
+			var nf *erp.NotFoundError
+			if got := errors.As(err, &nf); got != tt.notFound {
+				t.Fatalf("got %v, want not found %v", err, tt.notFound)
+			}
+			if tt.notFound {
+				if nf.Entity != erp.EntityPurchaseOrder || nf.ID != "4500019822" {
+					t.Errorf("got %+v, want purchase order 4500019822", nf)
+				}
+				return
+			}
+			up, ok := errors.AsType[*erp.UpstreamError](err)
+			if !ok || up.Status != http.StatusNotFound || up.Call != erp.CallEntity || up.Config != tt.config || up.Transient {
+				t.Errorf("got %+v, want a 404 of an entity read, config %v", up, tt.config)
+			}
+		})
+	}
+}
+
+// TestMetadataErrorInXML: the $metadata read asks for XML, and SAP Gateway
+// writes its errors to it in XML: its message ids are read from it.
+func TestMetadataErrorInXML(t *testing.T) {
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, xmlEnvelope)
+	})
+	infos, _ := f.client(Options{}).ReadMetadata(context.Background())
+	up, ok := errors.AsType[*erp.UpstreamError](infos[erp.ServicePurchaseOrder].Err)
+	if !ok || up.Body != erp.BodySAPError || !slices.Equal(up.MessageIDs, []string{"/IWFND/CM_BEC/026", "/IWFND/CM_BEC/027"}) || up.Transient {
+		t.Fatalf("got %+v, want SAP Gateway's error with its ids, not transient", up)
 	}
 }

@@ -177,5 +177,5 @@ func list(entries ...string) string {
 // oneAttempt is a policy without retries or breakers, so that each test
 // sees exactly what one exchange with the server gives.
 func oneAttempt(timeout time.Duration) retry.Policy {
-	return retry.Policy{AttemptTimeout: timeout, MaxAttempts: 1, Breaker: retry.BreakerSettings{Disabled: true}}
+	return retry.Policy{AttemptTimeout: timeout, WriteTimeout: timeout, MaxAttempts: 1, Breaker: retry.BreakerSettings{Disabled: true}}
 }

@@ -3,9 +3,6 @@ package sap
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -55,10 +52,12 @@ func latestInvoice(id string, list []erp.Invoice, err error) (erp.Invoice, error
 // asks for one (X-CSRF-Token: Fetch, which SAP answers on any GET of the
 // service) and caches what comes back, so that the write that follows
 // needs no fetch of its own: one ERP round trip fewer. A read that brings
-// no token back leaves the write to fetch one, as without this read.
+// no token back leaves the write to fetch one, as without this read; once
+// a fetch has found that the service hands out none, the read asks no
+// more.
 func (c *Client) InvoiceForWrite(ctx context.Context, id string) (erp.Invoice, error) {
 	e := c.csrf.entry(erp.ServiceSupplierInvoice)
-	if e.get().token != "" {
+	if e.get().known() {
 		return c.Invoice(ctx, id)
 	}
 	// Another call fetching a token now is one fetch enough: read plainly.
@@ -68,7 +67,7 @@ func (c *Client) InvoiceForWrite(ctx context.Context, id string) (erp.Invoice, e
 		return c.Invoice(ctx, id)
 	}
 	defer func() { <-e.fetching }()
-	if e.get().token != "" {
+	if e.get().known() {
 		return c.Invoice(ctx, id)
 	}
 	r := c.invoiceRequest(id)
@@ -147,20 +146,28 @@ const (
 // Post, then reads the invoice back to confirm it is posted and to learn
 // what the posting set: its payment block and posting date. The invoice's
 // ID and FiscalYear are used; without a fiscal year the invoice is read
-// first to learn it. A non-empty idempotencyKey is sent as a
-// Repeatability-Request-ID derived from it, so that a repeated call is
-// answered with the first call's result. Warnings from the sap-message
-// header come back in Posting.Messages.
+// first to learn it. Warnings from the sap-message header come back in
+// Posting.Messages.
+//
+// idempotencyKey is not sent: SAP's published API descriptions of the
+// service declare no repeatability header (SAP Gateway's RequestID and
+// RepeatabilityCreation included), so nothing relies on the ERP dropping
+// a repeated Post. The runner never sends Post again while an attempt may
+// still be running (a posting goes on after the client gives up; its
+// attempt has the runner's write timeout), and a caller repeating the
+// call reads the invoice first.
 //
 // An invoice the ERP reports as posted already (M8/255, as when another
 // call posted it first) is settled, not a failure: the Posting comes back
 // with AlreadyPosted set. A Post whose answer was lost or unreadable is
-// settled by reading the invoice: posted is success, and then the Posting
-// has no Messages, which went with the answer. A Post the ERP answers with
-// Success false is an *erp.UpstreamError; one it answers with Success but
-// whose invoice does not read back as posted is an *erp.UpstreamError with
-// Unconfirmed set. Should only the read back fail, the Posting holds what
-// the call knew, and the failure is logged.
+// settled by reading the invoice, again while the attempt may still be
+// running: posted is success, and then the Posting has no Messages, which
+// went with the answer; not posted by then is a *retry.Error with
+// Unconfirmed set. A Post the ERP answers with Success false is an
+// *erp.UpstreamError; one it answers with Success but whose invoice does
+// not read back as posted is an *erp.UpstreamError with Unconfirmed set.
+// Should only the read back fail, the Posting holds what the call knew,
+// and the failure is logged.
 func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKey string) (erp.Posting, error) {
 	// A system whose $metadata lacks Post (an older release) is a
 	// configuration fault: nothing else is called in its place.
@@ -186,12 +193,11 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 	}
 	r := request{
 		call: retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true,
-			Idempotent: true, Reconcile: reconcile},
+			Reconcile: reconcile, Answered: answered},
 		method: http.MethodPost,
 		url: c.url(erp.ServiceSupplierInvoice, functionPost,
 			param{"SupplierInvoice", literal(inv.ID)},
 			param{"FiscalYear", literal(fy)}),
-		header:   repeatabilityHeader(op, idempotencyKey),
 		keys:     map[string]string{"invoice_id": inv.ID},
 		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: inv.ID},
 	}
@@ -243,6 +249,15 @@ func (c *Client) PostInvoice(ctx context.Context, inv erp.Invoice, idempotencyKe
 	return p, nil
 }
 
+// answered reports whether a write's failed attempt got the ERP's own
+// answer, a 2xx that could not be read: the ERP was done with it. Without
+// an answer (a timeout, a broken connection, a proxy's 502 or 504) the ERP
+// may still be at work on it.
+func answered(err error) bool {
+	up, ok := errors.AsType[*erp.UpstreamError](err)
+	return ok && up.Status >= 200 && up.Status < 300
+}
+
 // wasPosted reports whether an invoice in status st has been posted: it is
 // posted, or was and has been reversed since.
 func wasPosted(st erp.InvoiceStatus) bool {
@@ -282,7 +297,7 @@ func (c *Client) alreadyPosted(ctx context.Context, inv erp.Invoice, fy string) 
 // supplier invoice. shiftDiscountDays is Release's mandatory
 // DiscountDaysHaveToBeShifted: whether the ERP moves the cash discount
 // days of the invoice for its payment. The invoice's ID and FiscalYear are
-// used as by PostInvoice, and so is idempotencyKey.
+// used as by PostInvoice; idempotencyKey is not sent, as there.
 //
 // An invoice the ERP reports as not blocked for payment (M8/382) is
 // settled: there is no block to lift. A Release whose answer was lost is
@@ -302,13 +317,12 @@ func (c *Client) ReleasePaymentBlock(ctx context.Context, inv erp.Invoice, shift
 	}
 	r := request{
 		call: retry.Call{Service: erp.ServiceSupplierInvoice, Operation: op, Write: true,
-			Idempotent: true, Reconcile: reconcile},
+			Reconcile: reconcile, Answered: answered},
 		method: http.MethodPost,
 		url: c.url(erp.ServiceSupplierInvoice, functionRelease,
 			param{"SupplierInvoice", literal(inv.ID)},
 			param{"FiscalYear", literal(fy)},
 			param{"DiscountDaysHaveToBeShifted", strconv.FormatBool(shiftDiscountDays)}),
-		header:   repeatabilityHeader(op, idempotencyKey),
 		keys:     map[string]string{"invoice_id": inv.ID},
 		notFound: &erp.NotFoundError{Entity: erp.EntityInvoice, ID: inv.ID},
 	}
@@ -369,24 +383,4 @@ func (c *Client) fiscalYear(ctx context.Context, invoiceID, fy string) (string, 
 		return "", err
 	}
 	return inv.FiscalYear, nil
-}
-
-// repeatabilityHeader carries the idempotency key as SAP's
-// Repeatability-Request-ID. SAP limits the id's length and the key is the
-// caller's, so the id is a digest of the operation and the key: 32 hex
-// characters, the same for every repetition of the same call. Without a key
-// the write still gets an id of its own, fixed for all its attempts, so the
-// ERP drops a repeat the retry layer makes after a lost answer.
-func repeatabilityHeader(op, key string) http.Header {
-	if key == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:])
-		return http.Header{"Repeatability-Request-Id": {hex.EncodeToString(b[:])}}
-	}
-	return http.Header{"Repeatability-Request-Id": {repeatabilityID(op, key)}}
-}
-
-func repeatabilityID(op, key string) string {
-	sum := sha256.Sum256([]byte(op + "\x00" + key))
-	return hex.EncodeToString(sum[:16])
 }

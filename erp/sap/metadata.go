@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/oauth2"
@@ -28,7 +29,9 @@ const (
 	// posted.
 	ServiceNoPost = "no_post"
 	// ServiceNotFound: 404, the service is not published at the URL or
-	// not activated.
+	// not activated. Every call to it then fails at once as a fault of
+	// configuration, without reaching the ERP, until a read of its
+	// $metadata succeeds.
 	ServiceNotFound = "not_found"
 	// ServiceUnauthorized: 401, the credentials are refused.
 	ServiceUnauthorized = "unauthorized"
@@ -82,8 +85,12 @@ type metadataCache struct {
 	mu      sync.Mutex
 	infos   map[erp.Service]ServiceInfo // nil before the first read
 	at      time.Time                   // when the last read ended
-	reading bool                        // a read started by ServiceStatus runs
+	reading bool                        // a read started by recheckLocked runs
 	now     func() time.Time            // nil means time.Now
+	// missing holds the services a read found missing and no later read
+	// has found since; nil when there are none. It is read without mu on
+	// every call, and replaced, never changed.
+	missing atomic.Pointer[map[erp.Service]bool]
 }
 
 func (m *metadataCache) clock() time.Time {
@@ -94,9 +101,10 @@ func (m *metadataCache) clock() time.Time {
 }
 
 // ReadMetadata reads the $metadata of every service the gateway calls, at
-// once, and keeps what it found for ServiceStatus and CanPost. The error is
-// nil when every service is ok, else it joins why each other is not; the
-// map always has every service.
+// once, and keeps what it found for ServiceStatus, CanPost and the calls
+// themselves: a call to a service it found missing fails without reaching
+// the ERP. The error is nil when every service is ok, else it joins why
+// each other is not; the map always has every service.
 func (c *Client) ReadMetadata(ctx context.Context) (map[erp.Service]ServiceInfo, error) {
 	infos := make(map[erp.Service]ServiceInfo, len(erp.Services))
 	var mu sync.Mutex
@@ -114,6 +122,7 @@ func (c *Client) ReadMetadata(ctx context.Context) (map[erp.Service]ServiceInfo,
 	c.meta.mu.Lock()
 	c.meta.infos = infos
 	c.meta.at = c.meta.clock()
+	c.meta.setMissing(infos)
 	c.meta.mu.Unlock()
 
 	var errs []error
@@ -125,14 +134,69 @@ func (c *Client) ReadMetadata(ctx context.Context) (map[erp.Service]ServiceInfo,
 	return cloneInfos(infos), errors.Join(errs...)
 }
 
+// setMissing records which services infos, a new read, found missing. A
+// service stays missing until a read gets its $metadata: a read that got
+// no answer, or one that says nothing of the service (a 401, a login
+// page), does not find it.
+func (m *metadataCache) setMissing(infos map[erp.Service]ServiceInfo) {
+	var before map[erp.Service]bool
+	if p := m.missing.Load(); p != nil {
+		before = *p
+	}
+	var missing map[erp.Service]bool
+	for _, svc := range erp.Services {
+		switch infos[svc].Status {
+		case ServiceOK, ServiceNoPost:
+			continue
+		case ServiceNotFound:
+		default:
+			if !before[svc] {
+				continue
+			}
+		}
+		if missing == nil {
+			missing = make(map[erp.Service]bool, len(erp.Services))
+		}
+		missing[svc] = true
+	}
+	if missing == nil {
+		m.missing.Store(nil)
+		return
+	}
+	m.missing.Store(&missing)
+}
+
+// refuseMissing fails a call to a service that the last read of the
+// $metadata found missing, before it reaches the ERP: on a system where
+// the service is not published, whatever answers in its place (a Web
+// Dispatcher's 404 page, another service's error) must not be read as a
+// business answer. Each refusal may start a new read, as ServiceStatus
+// does, so that the service is called again once it is published even
+// when nothing asks for the readiness.
+func (c *Client) refuseMissing(r request) error {
+	p := c.meta.missing.Load()
+	if p == nil || r.metadata || !(*p)[r.call.Service] {
+		return nil
+	}
+	c.meta.mu.Lock()
+	c.recheckLocked()
+	c.meta.mu.Unlock()
+	return r.upstream(http.StatusNotFound, func(up *erp.UpstreamError) {
+		up.Config = true
+		up.Text = "not called: the last read of " + servicePaths[r.call.Service] +
+			"'s $metadata found the service missing (404); it is called again once a read finds it"
+	})
+}
+
 // readService reads one service's $metadata.
 func (c *Client) readService(ctx context.Context, svc erp.Service) ServiceInfo {
 	r := request{
-		call:   retry.Call{Service: svc, Operation: "read metadata"},
-		method: http.MethodGet,
-		url:    c.url(svc, "$metadata"),
-		header: http.Header{"Accept": {"application/xml"}},
-		root:   true,
+		call:     retry.Call{Service: svc, Operation: "read metadata"},
+		method:   http.MethodGet,
+		url:      c.url(svc, "$metadata"),
+		header:   http.Header{"Accept": {"application/xml"}},
+		root:     true,
+		metadata: true,
 	}
 	var info ServiceInfo
 	_, err := c.do(ctx, r, func(_ http.Header, body []byte) error {
@@ -241,17 +305,34 @@ func (c *Client) ServiceStatus() (map[erp.Service]string, bool) {
 	if m.infos == nil {
 		return nil, false
 	}
-	out := make(map[erp.Service]string, len(m.infos))
-	allOK := true
-	for svc, info := range m.infos {
+	c.recheckLocked()
+	return states(m.infos), true
+}
+
+// states is each service's state in infos.
+func states(infos map[erp.Service]ServiceInfo) map[erp.Service]string {
+	out := make(map[erp.Service]string, len(infos))
+	for svc, info := range infos {
 		out[svc] = info.Status
-		allOK = allOK && info.Status == ServiceOK
 	}
-	if !allOK && !m.reading && m.clock().Sub(m.at) >= MetadataRecheck {
-		m.reading = true
-		go c.rereadMetadata(out)
+	return out
+}
+
+// recheckLocked starts a new read of the $metadata in the background when
+// a service is not ok, none runs, and MetadataRecheck has passed since
+// the last one. c.meta.mu must be held.
+func (c *Client) recheckLocked() {
+	m := &c.meta
+	if m.reading || m.infos == nil || m.clock().Sub(m.at) < MetadataRecheck {
+		return
 	}
-	return out, true
+	for _, info := range m.infos {
+		if info.Status != ServiceOK {
+			m.reading = true
+			go c.rereadMetadata(states(m.infos))
+			return
+		}
+	}
 }
 
 // rereadMetadata reads the $metadata again and logs the states that

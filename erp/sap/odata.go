@@ -263,7 +263,8 @@ func fetchEntity[W, D any](ctx context.Context, c *Client, r request, conv func(
 // result is never nil on success. A list the ERP serves in pages is read
 // to its end by following each page's __next link, each page a call of its
 // own, up to the client's bound on pages: a longer list is an ERP fault,
-// never a silent cut. A link that leaves the service is never followed.
+// never a silent cut. Each link is followed on the client's base URL,
+// whatever host it names, and never outside the service (nextPage).
 func fetchList[W, D any](ctx context.Context, c *Client, r request, conv func(W) (D, error)) ([]D, error) {
 	var out []D
 	for page := 1; ; page++ {
@@ -318,11 +319,17 @@ func fetchList[W, D any](ctx context.Context, c *Client, r request, conv func(W)
 }
 
 // nextPage checks a __next link, absolute or relative to the page it came
-// with, and returns the URL to read the next page at. The link must stay on
-// the client's scheme, host and port and inside the service the list was
-// read from, without user information or dot segments: anything else could
-// send the gateway's credentials elsewhere. The sap-client is added when
-// the link lacks it; a link to another client is refused.
+// with, and returns the URL to read the next page at: the link's path and
+// query on the client's base URL, whatever scheme, host and port the link
+// names. An ERP behind a reverse proxy, a Web Dispatcher or the Cloud
+// Connector writes its own name for itself into the link, one the gateway
+// may not reach; and a request to any other host would take the gateway's
+// credentials there. The path must stay inside the service the list was
+// read from, without dot segments or encoded slashes: below the base URL's
+// path, or below the OData root alone, as a system that knows nothing of a
+// proxy's path prefix writes it. The sap-client must be the configured one
+// (added when the link lacks it); a link naming one when none is
+// configured is refused too, as it would read another client's data.
 func (c *Client) nextPage(svc erp.Service, current, link string) (string, error) {
 	cur, err := url.Parse(current)
 	if err != nil {
@@ -332,52 +339,66 @@ func (c *Client) nextPage(svc erp.Service, current, link string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("__next link is no URL: %w", err)
 	}
-	base, err := url.Parse(c.base)
-	if err != nil {
-		return "", err
-	}
 	refuse := func(why string) (string, error) {
 		return "", fmt.Errorf("__next link %q refused: %s", link, why)
 	}
-	if u.Opaque != "" || u.User != nil || !strings.EqualFold(u.Scheme, base.Scheme) || !sameHost(u, base) {
-		return refuse("not on the ERP's host")
+	if u.Opaque != "" || u.User != nil || !strings.EqualFold(u.Scheme, "http") && !strings.EqualFold(u.Scheme, "https") {
+		return refuse("not a plain HTTP URL")
 	}
-	root := strings.TrimRight(base.Path, "/") + odataRoot + servicePaths[svc] + "/"
-	if len(u.Path) <= len(root) || !strings.EqualFold(u.Path[:len(root)], root) {
-		return refuse("outside the service")
-	}
+	path := u.EscapedPath()
 	if p := "/" + u.Path + "/"; strings.Contains(p, "/../") || strings.Contains(p, "/./") ||
-		strings.Contains(u.RawPath, "%2F") || strings.Contains(u.RawPath, "%2f") {
+		strings.ContainsRune(u.Path, '\\') || strings.Contains(strings.ToLower(path), "%2f") {
 		return refuse("a path that could leave the service")
 	}
-	u.Fragment, u.RawFragment = "", ""
-	if c.sapClient != "" {
-		switch got := u.Query()["sap-client"]; {
-		case len(got) == 0:
-			if u.RawQuery != "" {
-				u.RawQuery += "&"
-			}
-			u.RawQuery += "sap-client=" + escape(c.sapClient, false)
-		case len(got) != 1 || got[0] != c.sapClient:
-			return refuse("another sap-client")
+	root := odataRoot + servicePaths[svc] + "/"
+	var rest string
+	switch prefix := c.basePath; {
+	case hasPrefixFold(path, prefix+root):
+		rest = path[len(prefix+root):]
+	case prefix != "" && hasPrefixFold(path, root):
+		rest = path[len(root):]
+	}
+	if rest == "" {
+		return refuse("outside the service")
+	}
+	query, err := url.ParseQuery(u.RawQuery)
+	if err != nil {
+		return refuse("a query that cannot be read")
+	}
+	var clients []string
+	for name, values := range query {
+		if strings.EqualFold(name, "sap-client") {
+			clients = append(clients, values...)
 		}
 	}
-	return u.String(), nil
+	raw := u.RawQuery
+	switch {
+	case c.sapClient == "" && len(clients) > 0:
+		return refuse("a sap-client where none is configured")
+	case c.sapClient == "":
+	case len(clients) == 0:
+		if raw != "" {
+			raw += "&"
+		}
+		raw += "sap-client=" + escape(c.sapClient, false)
+	case len(clients) != 1 || clients[0] != c.sapClient:
+		return refuse("another sap-client")
+	}
+	var b strings.Builder
+	b.Grow(len(c.base) + len(root) + len(rest) + 1 + len(raw))
+	b.WriteString(c.base)
+	b.WriteString(root)
+	b.WriteString(rest)
+	if raw != "" {
+		b.WriteByte('?')
+		b.WriteString(raw)
+	}
+	return b.String(), nil
 }
 
-// sameHost reports whether a and b name the same host and port, a missing
-// port being the scheme's default.
-func sameHost(a, b *url.URL) bool {
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(a.Hostname(), b.Hostname()) && port(a) == port(b)
+// hasPrefixFold reports whether s begins with prefix, ignoring ASCII case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // missing reports a required field the ERP left empty.

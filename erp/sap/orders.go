@@ -10,22 +10,34 @@ import (
 )
 
 // PurchaseOrder returns the purchase order with its items, or a
-// *erp.NotFoundError.
+// *erp.NotFoundError when SAP Gateway answers that it does not exist. An
+// order whose answer does not fit the service's $metadata is an
+// *erp.DataError inside the *erp.UpstreamError.
 func (c *Client) PurchaseOrder(ctx context.Context, id string) (erp.PurchaseOrder, error) {
 	r := request{
-		call:     retry.Call{Service: erp.ServicePurchaseOrder, Operation: "read purchase order"},
-		method:   http.MethodGet,
-		url:      c.url(erp.ServicePurchaseOrder, entityKey("A_PurchaseOrder", id), param{"$expand", "to_PurchaseOrderItem"}),
-		keys:     map[string]string{"po_id": id},
-		notFound: &erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: id},
+		call:   retry.Call{Service: erp.ServicePurchaseOrder, Operation: "read purchase order"},
+		method: http.MethodGet,
+		url:    c.url(erp.ServicePurchaseOrder, entityKey("A_PurchaseOrder", id), param{"$expand", "to_PurchaseOrderItem"}),
+		keys:   map[string]string{"po_id": id},
 	}
-	return fetchEntity(ctx, c, r, purchaseOrderOf(id))
+	conv := purchaseOrderOf(id)
+	po, err := fetchEntity(ctx, c, r, func(w wirePurchaseOrder) (erp.PurchaseOrder, error) {
+		// An order that cannot be read may have lost its id with the
+		// rest: it is bad data, not an answer about another order.
+		if w.bad != nil {
+			return erp.PurchaseOrder{}, w.bad
+		}
+		return conv(w)
+	})
+	return po, entityNotFound(err, &erp.NotFoundError{Entity: erp.EntityPurchaseOrder, ID: id})
 }
 
 // GoodsReceipts returns the uncancelled goods receipts (movement type 101)
 // of a purchase order item; an empty slice when there are none. The
 // posting date is on the material document header, which comes expanded
-// into each item in the same answer.
+// into each item in the same answer. An item that cannot be read is
+// skipped and logged with its key, unless no item of the answer can be
+// read: then the answer is an *erp.DataError, never "no receipt".
 func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.GoodsReceipt, error) {
 	r := request{
 		call:   retry.Call{Service: erp.ServiceMaterialDocument, Operation: "read goods receipts"},
@@ -37,7 +49,12 @@ func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.
 			param{"$expand", materialDocumentExpand}),
 		keys: map[string]string{"po_id": poID, "item": poItem},
 	}
+	odd := skipped{c: c, r: r}
 	items, err := fetchList(ctx, c, r, func(w wireMaterialDocumentItem) (*erp.GoodsReceipt, error) {
+		if w.bad != nil {
+			odd.skip(ctx, w.bad)
+			return nil, nil
+		}
 		// The filter already asks for this; a server that ignores part of
 		// it must not make a reversal count as a receipt.
 		if err := errors.Join(asked("purchase order", w.PurchaseOrder, poID),
@@ -48,6 +65,10 @@ func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.
 			return nil, nil
 		}
 		gr, err := w.toDomain()
+		if de, ok := errors.AsType[*erp.DataError](err); ok {
+			odd.skip(ctx, de)
+			return nil, nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -61,6 +82,9 @@ func (c *Client) GoodsReceipts(ctx context.Context, poID, poItem string) ([]erp.
 		if gr != nil {
 			grs = append(grs, *gr)
 		}
+	}
+	if err := odd.onlyOdd(len(grs)); err != nil {
+		return nil, err
 	}
 	return grs, nil
 }

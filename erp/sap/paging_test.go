@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -160,19 +161,91 @@ func TestListBeyondTheBoundFails(t *testing.T) {
 	}
 }
 
-// TestListNeverFollowsAForeignLink: a __next that leaves the ERP's host or
-// the service is refused before anything is sent to it.
-func TestListNeverFollowsAForeignLink(t *testing.T) {
+// TestListFollowsALinkNamingAnotherHost: a __next naming the ERP by
+// another name (SAP behind a proxy or the Cloud Connector, CAP writing
+// localhost when called on 127.0.0.1) is read on the configured ERP, with
+// the link's path and query, and nothing is sent to the host it names.
+func TestListFollowsALinkNamingAnotherHost(t *testing.T) {
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("the client followed a foreign link: %s %s (Authorization %q)", r.Method, r.URL, r.Header.Get("Authorization"))
+		t.Errorf("the client went to the host the link names: %s %s (Authorization %q)", r.Method, r.URL, r.Header.Get("Authorization"))
 	}))
 	t.Cleanup(elsewhere.Close)
-	links := map[string]func(r *http.Request) string{
-		"another host": func(*http.Request) string {
-			return elsewhere.URL + "/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1"
+	links := map[string]func(r *http.Request, next int) string{
+		"an unresolvable host": func(r *http.Request, next int) string {
+			return "http://s4-internal.invalid:44300" + r.URL.Path + "?$skiptoken=" + strconv.Itoa(next)
 		},
-		"another scheme":  func(r *http.Request) string { return "https://" + r.Host + r.URL.Path + "?$skiptoken=1" },
-		"scheme-relative": func(*http.Request) string { return "//" + strings.TrimPrefix(elsewhere.URL, "http://") + "/x" },
+		"localhost for 127.0.0.1": func(r *http.Request, next int) string {
+			_, port, _ := strings.Cut(r.Host, ":")
+			return "http://localhost:" + port + r.URL.Path + "?$skiptoken=" + strconv.Itoa(next)
+		},
+		"another server": func(r *http.Request, next int) string {
+			return elsewhere.URL + r.URL.Path + "?$skiptoken=" + strconv.Itoa(next)
+		},
+		"another scheme and port": func(r *http.Request, next int) string {
+			return "https://S4.example.com:8443" + r.URL.Path + "?$skiptoken=" + strconv.Itoa(next) + "#page"
+		},
+		"scheme-relative": func(r *http.Request, next int) string {
+			return "//" + strings.TrimPrefix(elsewhere.URL, "http://") + r.URL.Path + "?$skiptoken=" + strconv.Itoa(next)
+		},
+	}
+	for name, link := range links {
+		t.Run(name, func(t *testing.T) {
+			f := pagedServer(t, 7, 3, link)
+			ids, err := readIDs(f.client(Options{User: "ERPGATE_SVC", Password: "pw", Client: "100"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != 7 || ids[0] != "100000" || ids[6] != "100006" {
+				t.Errorf("ids %v, want the 7 in order", ids)
+			}
+			reqs := f.odata()
+			if len(reqs) != 3 {
+				t.Fatalf("%d requests to the configured ERP, want 3 pages", len(reqs))
+			}
+			for i, s := range reqs {
+				if s.path != bpPath+"A_Supplier" || fmt.Sprint(s.query["sap-client"]) != "[100]" || s.header.Get("Authorization") == "" {
+					t.Errorf("page %d: %s %v (Authorization %q), want A_Supplier of the client 100 with the credentials",
+						i+1, s.path, s.query, s.header.Get("Authorization"))
+				}
+				if i > 0 && url.Values(s.query).Get("$skiptoken") != strconv.Itoa(3*i) {
+					t.Errorf("page %d: $skiptoken %q, want the link's %d", i+1, url.Values(s.query).Get("$skiptoken"), 3*i)
+				}
+			}
+		})
+	}
+}
+
+// TestListBehindAPathPrefix: with the ERP behind a proxy at a path of its
+// own, a link written by a system that knows nothing of the prefix is read
+// below it.
+func TestListBehindAPathPrefix(t *testing.T) {
+	const prefix = "/erp/s4"
+	f := pagedServer(t, 5, 2, func(r *http.Request, next int) string {
+		return "https://s4-internal.invalid:44300" + strings.TrimPrefix(r.URL.Path, prefix) + "?$skiptoken=" + strconv.Itoa(next)
+	})
+	c, err := New(f.srv.URL+prefix+"/", Options{Runner: retry.New(oneAttempt(2*time.Second), nil)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids, err := readIDs(c)
+	if err != nil || len(ids) != 5 {
+		t.Fatalf("got %v %v, want 5 ids", ids, err)
+	}
+	for _, s := range f.odata() {
+		if s.path != prefix+bpPath+"A_Supplier" {
+			t.Errorf("request to %s, want %s", s.path, prefix+bpPath+"A_Supplier")
+		}
+	}
+}
+
+// TestListNeverFollowsAForeignLink: a __next that leaves the service, or
+// reads another client's data, is refused before anything is sent for it.
+func TestListNeverFollowsAForeignLink(t *testing.T) {
+	links := map[string]func(r *http.Request) string{
+		"scheme-relative": func(*http.Request) string { return "//elsewhere.invalid/x" },
+		"not HTTP": func(r *http.Request) string {
+			return "ftp://" + r.Host + bpPath + "A_Supplier?$skiptoken=1"
+		},
 		"another service": func(r *http.Request) string {
 			return "http://" + r.Host + "/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV/A_PurchaseOrder"
 		},
@@ -187,6 +260,21 @@ func TestListNeverFollowsAForeignLink(t *testing.T) {
 		"user information": func(r *http.Request) string { return "http://evil@" + r.Host + bpPath + "A_Supplier?$skiptoken=1" },
 		"another sap-client": func(r *http.Request) string {
 			return "http://" + r.Host + bpPath + "A_Supplier?sap-client=200&$skiptoken=1"
+		},
+		"another sap-client on another host": func(*http.Request) string {
+			return "http://s4-internal.invalid" + bpPath + "A_Supplier?$skiptoken=1&SAP-CLIENT=200"
+		},
+		"two sap-clients": func(r *http.Request) string {
+			return "http://" + r.Host + bpPath + "A_Supplier?sap-client=100&$skiptoken=1&sap-client=200"
+		},
+		"a query that cannot be read": func(r *http.Request) string {
+			return "http://" + r.Host + bpPath + "A_Supplier?$skiptoken=1;sap-client=200"
+		},
+		"backslash": func(r *http.Request) string {
+			return "http://" + r.Host + bpPath + `..%5CAPI_PURCHASEORDER_PROCESS_SRV%5CA_PurchaseOrder`
+		},
+		"another service on another host": func(*http.Request) string {
+			return "http://s4-internal.invalid/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV/A_PurchaseOrder?$skiptoken=1"
 		},
 		"the service root": func(r *http.Request) string { return "http://" + r.Host + strings.TrimSuffix(bpPath, "/") },
 		"no URL":           func(*http.Request) string { return "http://[::1" },
@@ -209,6 +297,17 @@ func TestListNeverFollowsAForeignLink(t *testing.T) {
 			}
 		})
 	}
+	// Without a configured client the system's default answers every
+	// page: a link that names a client would read another one's data.
+	f := newFake(t, func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Get("$skiptoken") != "" {
+			t.Errorf("the client followed %q", r.URL)
+		}
+		writeJSON(w, http.StatusOK, `{"d":{"results":[{"Supplier":"1"}],"__next":"A_Supplier?$skiptoken=1&sap-client=100"}}`)
+	})
+	if _, err := readIDs(f.client(Options{})); err == nil || !strings.Contains(err.Error(), "sap-client") {
+		t.Errorf("got %v, want the link refused for its sap-client", err)
+	}
 }
 
 func TestNextPageKeepsTheLink(t *testing.T) {
@@ -217,13 +316,24 @@ func TestNextPageKeepsTheLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	cur := c.url(erp.ServiceBusinessPartner, "A_Supplier", param{"$top", "500"})
+	const page = "https://s4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/"
 	tests := []struct{ link, want string }{
 		{"https://S4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$top=500&$skiptoken=50&sap-client=100",
-			"https://S4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$top=500&$skiptoken=50&sap-client=100"},
-		{"A_Supplier?$skiptoken=50",
-			"https://s4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=50&sap-client=100"},
-		{"A_Supplier?$skiptoken=50#frag",
-			"https://s4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=50&sap-client=100"},
+			page + "A_Supplier?$top=500&$skiptoken=50&sap-client=100"},
+		{"A_Supplier?$skiptoken=50", page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		{"A_Supplier?$skiptoken=50#frag", page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		// Another host, scheme or port: the same path on the configured ERP.
+		{"http://s4hana.corp.internal:8000/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=50",
+			page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		{"https://s4.example.com.evil.test/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=50&sap-client=100",
+			page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		// Without the proxy's prefix, as the system behind it writes it.
+		{"http://s4hana.corp.internal:8000/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=50",
+			page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		{"/sap/opu/odata/sap/api_business_partner/A_Supplier?$skiptoken=50", page + "A_Supplier?$skiptoken=50&sap-client=100"},
+		// Escapes in the path and the query are kept as written.
+		{"/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_BusinessPartner('1%2042')/to_Supplier?$filter=A%20eq%20'x'&$skiptoken=5",
+			page + "A_BusinessPartner('1%2042')/to_Supplier?$filter=A%20eq%20'x'&$skiptoken=5&sap-client=100"},
 	}
 	for _, tt := range tests {
 		got, err := c.nextPage(erp.ServiceBusinessPartner, cur, tt.link)
@@ -231,18 +341,26 @@ func TestNextPageKeepsTheLink(t *testing.T) {
 			t.Errorf("nextPage(%q) = %q, %v; want %q", tt.link, got, err, tt.want)
 		}
 	}
-	c, _ = New("https://s4.example.com", Options{})
-	cur = c.url(erp.ServiceBusinessPartner, "A_Supplier")
-	for _, link := range []string{"https://s4.example.com:443/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1"} {
-		if _, err := c.nextPage(erp.ServiceBusinessPartner, cur, link); err != nil {
-			t.Errorf("the default port written out: %v", err)
+	for _, link := range []string{
+		"https://s4.example.com:44300/other/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1",
+		"https://s4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER_X/A_Supplier?$skiptoken=1",
+		"https://s4.example.com:44300/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/",
+		"/sap/opu/odata/sap/API_PURCHASEORDER_PROCESS_SRV/A_PurchaseOrder",
+		"A_Supplier?$skiptoken=1&sap-client=200",
+	} {
+		if got, err := c.nextPage(erp.ServiceBusinessPartner, cur, link); err == nil {
+			t.Errorf("%s accepted as %s", link, got)
 		}
 	}
-	for _, link := range []string{"https://s4.example.com:8443/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1",
-		"https://s4.example.com.evil.test/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1"} {
-		if _, err := c.nextPage(erp.ServiceBusinessPartner, cur, link); err == nil {
-			t.Errorf("%s accepted", link)
-		}
+	// Without a prefix, the path must be the service's below the root.
+	c, _ = New("https://s4.example.com", Options{})
+	cur = c.url(erp.ServiceBusinessPartner, "A_Supplier")
+	if got, err := c.nextPage(erp.ServiceBusinessPartner, cur, "https://s4.example.com:443/proxy/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier"); err == nil {
+		t.Errorf("a path below another prefix accepted as %s", got)
+	}
+	got, err := c.nextPage(erp.ServiceBusinessPartner, cur, "https://localhost:4004/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1")
+	if want := "https://s4.example.com/sap/opu/odata/sap/API_BUSINESS_PARTNER/A_Supplier?$skiptoken=1"; err != nil || got != want {
+		t.Errorf("got %q %v, want %q", got, err, want)
 	}
 }
 

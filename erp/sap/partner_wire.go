@@ -3,6 +3,8 @@ package sap
 import (
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/erpgate/erpgate/erp"
 )
 
@@ -21,6 +23,31 @@ type wireBusinessPartner struct {
 	BusinessPartnerFullName string                  `json:"BusinessPartnerFullName"`
 	ToSupplier              *wireSupplier           `json:"to_Supplier"`
 	Addresses               *results[wireBPAddress] `json:"to_BusinessPartnerAddress"`
+	// bad is why the partner's JSON cannot be read, keeping its key.
+	bad *erp.DataError
+}
+
+// UnmarshalJSON reads a business partner leniently: JSON that does not fit
+// its types leaves it bad, with its key, instead of failing the answer.
+func (w *wireBusinessPartner) UnmarshalJSON(data []byte) error {
+	type plain wireBusinessPartner
+	if err := unmarshal(data, (*plain)(w)); err != nil {
+		if !isObject(data) {
+			return err
+		}
+		var k struct{ BusinessPartner, Supplier jsontext.Value }
+		_ = unmarshal(data, &k)
+		*w = wireBusinessPartner{BusinessPartner: keyText(k.BusinessPartner), Supplier: keyText(k.Supplier)}
+		w.bad = w.invalid(err)
+	}
+	return nil
+}
+
+// invalid is the DataError of a partner that cannot be read because of
+// err.
+func (w *wireBusinessPartner) invalid(err error) *erp.DataError {
+	return &erp.DataError{Service: erp.ServiceBusinessPartner, Entity: erp.EntitySupplier,
+		Key: recordKey("BusinessPartner", w.BusinessPartner), Err: err}
 }
 
 // wireSupplier is an A_Supplier, expanded into its business partner as a
@@ -41,12 +68,16 @@ type wireBPAddress struct {
 }
 
 // toDomain converts a business partner with its supplier role. A partner
-// without the expanded supplier is malformed: the posting block and the
-// deletion flag must never be taken as unset because they were not read.
+// that cannot be read is an *erp.DataError, and so is one without the
+// expanded supplier: the posting block and the deletion flag must never
+// be taken as unset because they were not read.
 func (w wireBusinessPartner) toDomain(now time.Time) (erp.Supplier, error) {
+	if w.bad != nil {
+		return erp.Supplier{}, w.bad
+	}
 	s := w.ToSupplier
 	if s == nil || s.Supplier == "" {
-		return erp.Supplier{}, missing("to_Supplier")
+		return erp.Supplier{}, w.invalid(missing("to_Supplier"))
 	}
 	name := s.SupplierName
 	if name == "" {

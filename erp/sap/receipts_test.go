@@ -76,8 +76,9 @@ func TestGoodsReceipts(t *testing.T) {
 
 // TestGoodsReceiptsWithoutHeaderDate checks that a receipt never gets a
 // posting date its header does not give: an item's own PostingDate (SAP's
-// item has none) is not read, and an answer without the header's date is
-// malformed rather than dated 0001-01-01.
+// item has none) is not read, and an item without the header's date is a
+// record that cannot be read rather than dated 0001-01-01; with no other
+// item beside it, the answer is bad data, never "no receipt".
 func TestGoodsReceiptsWithoutHeaderDate(t *testing.T) {
 	stray := strings.Replace(receiptItemJSON("4900000101", false, "10.000", receiptHeaderJSON("4900000101", ms(2026, 11, 18))),
 		`"EntryUnit"`, fmt.Sprintf(`"PostingDate":"/Date(%d)/","EntryUnit"`, ms(2020, 1, 1)), 1)
@@ -97,16 +98,32 @@ func TestGoodsReceiptsWithoutHeaderDate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := newFake(t, respond(200, list(receiptItemJSON("4900000101", false, "10.000", tt.header))))
 			got, err := f.client(Options{}).GoodsReceipts(context.Background(), "4500018822", "10")
-			var up *erp.UpstreamError
-			if !errors.As(err, &up) || up.Text != "malformed response" || up.Service != erp.ServiceMaterialDocument {
-				t.Fatalf("got %+v, %v, want a malformed-response UpstreamError", got, err)
-			}
+			wantDataError(t, got, err, erp.ServiceMaterialDocument, erp.EntityGoodsReceipt,
+				"MaterialDocumentYear='2026',MaterialDocument='4900000101',MaterialDocumentItem='0001'")
 		})
 	}
-	// An item that is not expanded at all is as malformed.
-	f = newFake(t, respond(200, list(`{"MaterialDocumentYear":"2026","MaterialDocument":"4900000101","GoodsMovementType":"101"}`)))
-	if _, err := f.client(Options{}).GoodsReceipts(context.Background(), "4500018822", "10"); err == nil {
-		t.Errorf("item without to_MaterialDocumentHeader: got nil error, want malformed")
+	// An item that is not expanded at all cannot be read either.
+	f = newFake(t, respond(200, list(`{"MaterialDocumentYear":"2026","MaterialDocument":"4900000101",`+
+		`"PurchaseOrder":"4500018822","PurchaseOrderItem":"10","GoodsMovementType":"101"}`)))
+	got, err = f.client(Options{}).GoodsReceipts(context.Background(), "4500018822", "10")
+	wantDataError(t, got, err, erp.ServiceMaterialDocument, erp.EntityGoodsReceipt,
+		"MaterialDocumentYear='2026',MaterialDocument='4900000101'")
+}
+
+// wantDataError fails unless err is an answer of the service whose record
+// of the entity with the key cannot be read, and got is empty.
+func wantDataError[T any](t *testing.T, got []T, err error, svc erp.Service, entity erp.Entity, key string) {
+	t.Helper()
+	up, ok := errors.AsType[*erp.UpstreamError](err)
+	de, isData := errors.AsType[*erp.DataError](err)
+	if !ok || !isData || len(got) != 0 || up.Service != svc || up.Status != 200 {
+		t.Fatalf("got %+v, %v, want a record of %s that cannot be read", got, err, svc)
+	}
+	if de.Service != svc || de.Entity != entity || de.Key != key || de.Err == nil {
+		t.Errorf("got %+v, want %s %s %s", de, svc, entity, key)
+	}
+	if c := Classify(err, false); c != retry.Permanent {
+		t.Errorf("classified %s, want permanent: the same answer would come again", c)
 	}
 }
 

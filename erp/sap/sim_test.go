@@ -373,7 +373,8 @@ func TestSimFaults(t *testing.T) {
 func TestSimWriteTimeoutIsNotTransient(t *testing.T) {
 	// The simulator holds a hanging write for the whole delay, so keep it short.
 	rule := sim.FaultRule{Service: erp.ServiceSupplierInvoice, Kind: sim.FaultHang, DelayMS: 600, Method: "POST"}
-	_, c := newSim(t, sim.Options{Faults: []sim.FaultRule{rule}}, retry.Policy{AttemptTimeout: 200 * time.Millisecond})
+	_, c := newSim(t, sim.Options{Faults: []sim.FaultRule{rule}}, retry.Policy{AttemptTimeout: 200 * time.Millisecond,
+		WriteTimeout: 200 * time.Millisecond})
 	_, err := c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	var up *erp.UpstreamError
 	if !errors.As(err, &up) || !up.Timeout || up.Transient || !up.Write {

@@ -13,6 +13,8 @@ import (
 )
 
 // Supplier returns the supplier master record, or a *erp.NotFoundError.
+// A partner that cannot be read is an *erp.DataError inside the
+// *erp.UpstreamError, never an unknown supplier.
 //
 // The record is read from the supplier's business partner, filtered on its
 // Supplier property and expanded to the supplier role and the addresses:
@@ -57,6 +59,9 @@ func (c *Client) Supplier(ctx context.Context, id string) (erp.Supplier, error) 
 // keeps SearchTerm1 in upper case (sap:display-format="UpperCase"), so the
 // upper-cased text matches whatever case it was typed in. Only partners
 // with a supplier role are asked for; customers share A_BusinessPartner.
+// A partner that cannot be read, or has no supplier role, is skipped and
+// logged with its key, unless no partner of the answer can be read: then
+// the answer is an *erp.DataError, never "no match".
 func (c *Client) SearchSuppliers(ctx context.Context, name string, limit int) ([]erp.Supplier, error) {
 	params := []param{
 		{"$filter", "substringof(" + literal(strings.ToUpper(name)) + ",SearchTerm1) eq true and Supplier ne ''"},
@@ -71,8 +76,25 @@ func (c *Client) SearchSuppliers(ctx context.Context, name string, limit int) ([
 		url:    c.url(erp.ServiceBusinessPartner, "A_BusinessPartner", params...),
 	}
 	now := time.Now()
-	list, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (erp.Supplier, error) { return w.toDomain(now) })
+	odd := skipped{c: c, r: r}
+	found, err := fetchList(ctx, c, r, func(w wireBusinessPartner) (*erp.Supplier, error) {
+		s, err := w.toDomain(now)
+		if de, ok := errors.AsType[*erp.DataError](err); ok {
+			odd.skip(ctx, de)
+			return nil, nil
+		}
+		return &s, err
+	})
 	if err != nil {
+		return nil, err
+	}
+	list := make([]erp.Supplier, 0, len(found))
+	for _, s := range found {
+		if s != nil {
+			list = append(list, *s)
+		}
+	}
+	if err := odd.onlyOdd(len(list)); err != nil {
 		return nil, err
 	}
 	if limit > 0 && len(list) > limit {

@@ -39,6 +39,9 @@ type request struct {
 	// $metadata): a 404 then means the service is missing, a fault of
 	// configuration.
 	root bool
+	// metadata says the request reads the service's $metadata: the one
+	// request sent to a service that the last read of it found missing.
+	metadata bool
 
 	// csrfRequired is set when the answer was 403 with X-CSRF-Token: Required.
 	csrfRequired *bool
@@ -61,6 +64,10 @@ type decoder func(header http.Header, body []byte) error
 
 // do runs one attempt of r through the runner.
 func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, error) {
+	if err := c.refuseMissing(r); err != nil {
+		c.logAttempt(ctx, r, 0, time.Now(), err)
+		return reply{}, err
+	}
 	if err := c.checkToken(ctx, r); err != nil {
 		c.logAttempt(ctx, r, 0, time.Now(), err)
 		return reply{}, err
@@ -80,8 +87,9 @@ func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, erro
 }
 
 // header gives req the header of r: what every request has, r's own, the
-// gateway's credentials and, without a jar, r's cookies.
-func (c *Client) header(ctx, actx context.Context, req *http.Request, r request) error {
+// gateway's name and the request id, the gateway's credentials and,
+// without a jar, r's cookies.
+func (c *Client) header(ctx, actx context.Context, req *http.Request, r request, id []string) error {
 	// Shared values: a request's header is only ever Set, never
 	// appended to in place.
 	req.Header["Accept"] = mediaJSON
@@ -93,6 +101,10 @@ func (c *Client) header(ctx, actx context.Context, req *http.Request, r request)
 	}
 	for k, vs := range r.header {
 		req.Header[k] = vs
+	}
+	req.Header["User-Agent"] = c.userAgent
+	if id != nil {
+		setRequestID(req.Header, id)
 	}
 	// The gateway's own credentials, set last so that nothing else can
 	// put an Authorization header on a request to the ERP.
@@ -171,11 +183,15 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up.Err = err
 		})
 	}
+	id := requestID(ctx)
 	if c.readHeader != nil && r.body == nil && r.header == nil && (c.http.Jar != nil || len(r.cookies) == 0) {
 		// A plain read: the client's one header, which nothing changes in
 		// place (send copies it before it adds the jar's cookies).
 		req.Header = c.readHeader
-	} else if err := c.header(ctx, actx, req, r); err != nil {
+		if id != nil {
+			req.Header = withRequestID(c.readHeader, id)
+		}
+	} else if err := c.header(ctx, actx, req, r, id); err != nil {
 		return reply{}, err
 	}
 
@@ -213,7 +229,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 				out = up
 			}
 		}
-	case resp.StatusCode == http.StatusNotFound && r.notFound != nil && !serviceMissing(data):
+	// Only SAP Gateway's own error says the entity does not exist: a 404
+	// page of a proxy or a Web Dispatcher says the path is wrong.
+	case resp.StatusCode == http.StatusNotFound && r.notFound != nil && !serviceMissing(data) && parseErrorBody(data).envelope:
 		nf := *r.notFound
 		out = &nf
 	default:
@@ -319,6 +337,9 @@ func (c *Client) logAttempt(ctx context.Context, r request, status int, start ti
 		slog.String("method", r.method),
 		slog.Int("status", status),
 		slog.Duration("duration", time.Since(start)),
+	}
+	if id := erp.RequestIDFrom(ctx); id != "" {
+		attrs = append(attrs, slog.String("request_id", id))
 	}
 	if err != nil {
 		attrs = append(attrs, slog.String("error", err.Error()))

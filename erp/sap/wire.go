@@ -2,12 +2,15 @@ package sap
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
 	"github.com/shopspring/decimal"
 
 	"github.com/erpgate/erpgate/erp"
@@ -277,6 +280,93 @@ func invoiceStatus(code string, reversed bool) erp.InvoiceStatus {
 	return erp.InvoiceOther
 }
 
+// The wire types of the entities the gateway reads (wireInvoice,
+// wirePurchaseOrder, wireBusinessPartner, wireMaterialDocumentItem) read
+// themselves leniently: a record whose JSON does not fit its declared
+// types (a string where SAP declares a boolean, a date that is no date)
+// does not fail the answer it comes in, so that a list can skip it and
+// read the others. The record keeps its key and the failure, and its
+// toDomain reports it as an *erp.DataError: bad data, which no retry
+// mends, not an answer that cannot be read at all. JSON that is broken
+// (cut short, not JSON), or a value that is no object where an entity
+// belongs, still fails the whole answer.
+
+// skipped keeps what a list read left out: the entries that cannot be
+// read, each logged with its key.
+type skipped struct {
+	c     *Client
+	r     request
+	first *erp.DataError
+}
+
+// skip logs an entry the list leaves out.
+func (s *skipped) skip(ctx context.Context, de *erp.DataError) {
+	if s.first == nil {
+		s.first = de
+	}
+	s.c.log.WarnContext(ctx, "sap: list entry skipped: it cannot be read", "service", string(de.Service),
+		"operation", s.r.call.Operation, "entity", string(de.Entity), "key", de.Key, "error", de.Err)
+}
+
+// onlyOdd returns the list read's error when it skipped entries and kept
+// none, nil otherwise. With nothing well-formed beside them, the entries
+// that cannot be read may be the very ones asked for: an empty answer
+// would make a fault of the data a business fact (no goods receipt, no
+// such supplier).
+func (s *skipped) onlyOdd(kept int) error {
+	if kept > 0 || s.first == nil {
+		return nil
+	}
+	return s.r.upstream(http.StatusOK, func(up *erp.UpstreamError) {
+		up.Text = "no entry of the answer can be read"
+		up.Call = erp.CallList
+		up.Attempts = 1
+		up.Err = s.first
+	})
+}
+
+// isObject reports whether data is a JSON object: only an entity that is
+// one is read leniently; any other value where an entity belongs breaks
+// the answer's shape.
+func isObject(data []byte) bool {
+	data = bytes.TrimSpace(data)
+	return len(data) > 0 && data[0] == '{'
+}
+
+// keyText is the text of a key property as the answer gives it: the
+// string, or the JSON of any other value; "" when absent or null.
+func keyText(v jsontext.Value) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return ""
+	}
+	var s string
+	if unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// recordKey writes a record's key in OData key form,
+// Name='value',Name='value', from name and value pairs, for the log; ""
+// when no value is known.
+func recordKey(pairs ...string) string {
+	var b strings.Builder
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(pairs[i])
+		b.WriteString("='")
+		b.WriteString(quoteString(pairs[i+1]))
+		b.WriteByte('\'')
+	}
+	return b.String()
+}
+
 // results is an expanded navigation property.
 type results[T any] struct {
 	Results []T `json:"results"`
@@ -303,6 +393,30 @@ type wireInvoice struct {
 	IsReversed                    bool                        `json:"IsReversed"`
 	IsReversal                    bool                        `json:"IsReversal"`
 	Items                         results[wireInvoiceItemRef] `json:"to_SuplrInvcItemPurOrdRef"`
+	// bad is why the invoice's JSON cannot be read, keeping its key.
+	bad *erp.DataError
+}
+
+// UnmarshalJSON reads an invoice leniently: JSON that does not fit its
+// types leaves it bad, with its key, instead of failing the answer.
+func (w *wireInvoice) UnmarshalJSON(data []byte) error {
+	type plain wireInvoice
+	if err := unmarshal(data, (*plain)(w)); err != nil {
+		if !isObject(data) {
+			return err
+		}
+		var k struct{ SupplierInvoice, FiscalYear jsontext.Value }
+		_ = unmarshal(data, &k)
+		*w = wireInvoice{SupplierInvoice: keyText(k.SupplierInvoice), FiscalYear: keyText(k.FiscalYear)}
+		w.bad = w.invalid(err)
+	}
+	return nil
+}
+
+// invalid is the DataError of an invoice that cannot be read because of err.
+func (w *wireInvoice) invalid(err error) *erp.DataError {
+	return &erp.DataError{Service: erp.ServiceSupplierInvoice, Entity: erp.EntityInvoice,
+		Key: recordKey("SupplierInvoice", w.SupplierInvoice, "FiscalYear", w.FiscalYear), Err: err}
 }
 
 // wireInvoiceItemRef is an A_SuplrInvcItemPurOrdRef.
@@ -318,9 +432,14 @@ type wireInvoiceItemRef struct {
 	DocumentCurrency            string     `json:"DocumentCurrency"`
 }
 
+// toDomain converts an invoice; one that cannot be read is an
+// *erp.DataError.
 func (w wireInvoice) toDomain() (erp.Invoice, error) {
+	if w.bad != nil {
+		return erp.Invoice{}, w.bad
+	}
 	if w.SupplierInvoice == "" {
-		return erp.Invoice{}, missing("SupplierInvoice")
+		return erp.Invoice{}, w.invalid(missing("SupplierInvoice"))
 	}
 	reversed := w.ReverseDocument != "" || w.IsReversed || w.IsReversal
 	inv := erp.Invoice{
@@ -361,6 +480,30 @@ type wirePurchaseOrder struct {
 	DocumentCurrency               string              `json:"DocumentCurrency"`
 	PurchasingDocumentDeletionCode string              `json:"PurchasingDocumentDeletionCode"`
 	Items                          results[wirePOItem] `json:"to_PurchaseOrderItem"`
+	// bad is why the order's JSON cannot be read, keeping its key.
+	bad *erp.DataError
+}
+
+// UnmarshalJSON reads a purchase order leniently: JSON that does not fit
+// its types leaves it bad, with its key, instead of failing the answer.
+func (w *wirePurchaseOrder) UnmarshalJSON(data []byte) error {
+	type plain wirePurchaseOrder
+	if err := unmarshal(data, (*plain)(w)); err != nil {
+		if !isObject(data) {
+			return err
+		}
+		var k struct{ PurchaseOrder jsontext.Value }
+		_ = unmarshal(data, &k)
+		*w = wirePurchaseOrder{PurchaseOrder: keyText(k.PurchaseOrder)}
+		w.bad = w.invalid(err)
+	}
+	return nil
+}
+
+// invalid is the DataError of an order that cannot be read because of err.
+func (w *wirePurchaseOrder) invalid(err error) *erp.DataError {
+	return &erp.DataError{Service: erp.ServicePurchaseOrder, Entity: erp.EntityPurchaseOrder,
+		Key: recordKey("PurchaseOrder", w.PurchaseOrder), Err: err}
 }
 
 // wirePOItem is an A_PurchaseOrderItem.
@@ -381,9 +524,14 @@ type wirePOItem struct {
 	PurchasingDocumentDeletionCode string     `json:"PurchasingDocumentDeletionCode"`
 }
 
+// toDomain converts a purchase order with its items; one that cannot be
+// read is an *erp.DataError.
 func (w wirePurchaseOrder) toDomain() (erp.PurchaseOrder, error) {
+	if w.bad != nil {
+		return erp.PurchaseOrder{}, w.bad
+	}
 	if w.PurchaseOrder == "" {
-		return erp.PurchaseOrder{}, missing("PurchaseOrder")
+		return erp.PurchaseOrder{}, w.invalid(missing("PurchaseOrder"))
 	}
 	po := erp.PurchaseOrder{
 		ID:           w.PurchaseOrder,

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/errmap"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -102,35 +103,21 @@ func TestPostInvoice(t *testing.T) {
 	if got := r.header.Get("Cookie"); got != sessionCookie+"=sess-1" {
 		t.Errorf("cookie: got %q, want %s=sess-1", got, sessionCookie)
 	}
-	id := r.header.Get("Repeatability-Request-ID")
-	if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(id) {
-		t.Errorf("Repeatability-Request-ID: got %q, want 32 hex characters", id)
+	// SAP's published specs declare no repeatability header: none is sent,
+	// whatever the key.
+	for _, h := range []string{"Repeatability-Request-ID", "RequestID", "RepeatabilityCreation"} {
+		if got := r.header.Values(h); len(got) != 0 {
+			t.Errorf("Post sent %s %q, which SAP's specs do not declare", h, got)
+		}
 	}
-	if read := f.odata()[1]; read.header.Get("Repeatability-Request-ID") != "" || len(read.query) != 0 {
-		t.Errorf("read back: got header %v query %v, want a plain read", read.header, read.query)
+	if read := f.odata()[1]; len(read.query) != 0 {
+		t.Errorf("read back: got query %v, want a plain read", read.query)
 	}
 
-	// The same key gives the same id, another key another; the token is cached.
+	// The token is cached.
 	c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "key-1")
 	c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "key-2")
 	c.PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
-	var posts []seen
-	for _, r := range f.odata() {
-		if r.method == http.MethodPost {
-			posts = append(posts, r)
-		}
-	}
-	if got := posts[1].header.Get("Repeatability-Request-ID"); got != id {
-		t.Errorf("same key: got id %q, want %q", got, id)
-	}
-	if got := posts[2].header.Get("Repeatability-Request-ID"); got == id || got == "" {
-		t.Errorf("other key: got id %q, want a different non-empty id", got)
-	}
-	// Without a key the write still gets an id of its own, so the ERP can
-	// drop a repeat after a lost answer.
-	if got := posts[3].header.Get("Repeatability-Request-ID"); len(got) != 32 || got == id || got == posts[2].header.Get("Repeatability-Request-ID") {
-		t.Errorf("no key: got %q, want a fresh 32-character id", got)
-	}
 	if n := f.fetchCount(); n != 1 {
 		t.Errorf("token fetches after 4 writes: got %d, want 1", n)
 	}
@@ -285,7 +272,9 @@ func TestPostInvoiceNotPosted(t *testing.T) {
 
 // TestPostInvoiceLostAnswer: a Post whose connection breaks after it was
 // sent is settled by reading the invoice: posted is success, with what the
-// posting set; not posted is not applied, and the error says so.
+// posting set. Not posted, it may still be posting: the invoice is read
+// again until the Post's time is up, and then the posting is unconfirmed,
+// never sent again.
 func TestPostInvoiceLostAnswer(t *testing.T) {
 	hijack := func(w http.ResponseWriter) {
 		conn, _, err := http.NewResponseController(w).Hijack()
@@ -307,16 +296,22 @@ func TestPostInvoiceLostAnswer(t *testing.T) {
 				}
 				postingSAP(tt.status, "R")(w, r)
 			})
-			got, err := f.client(Options{}).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "k")
-			if want := []string{"POST Post", "GET A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')"}; !slices.Equal(calls(f), want) {
-				t.Errorf("requests: got %q, want %q", calls(f), want)
-			}
+			got, err := f.client(Options{Runner: retry.New(stillClock(oneAttempt(2*time.Second)), nil)}).
+				PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "k")
 			if !tt.posted {
+				cs := calls(f)
+				if len(cs) < 3 || cs[0] != "POST Post" || slices.Contains(cs[1:], "POST Post") {
+					t.Errorf("requests: got %q, want the Post once, then reads of the invoice", cs)
+				}
+				var re *retry.Error
 				var up *erp.UpstreamError
-				if !errors.As(err, &up) || up.Unconfirmed || !up.Write {
-					t.Fatalf("got %v, want a write error known not to be applied", err)
+				if !errors.As(err, &re) || !re.Unconfirmed || !errors.As(err, &up) || !up.Write {
+					t.Fatalf("got %v, want an unconfirmed write", err)
 				}
 				return
+			}
+			if want := []string{"POST Post", "GET A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')"}; !slices.Equal(calls(f), want) {
+				t.Errorf("requests: got %q, want %q", calls(f), want)
 			}
 			if err != nil {
 				t.Fatalf("got %v, want the posting", err)
@@ -349,8 +344,8 @@ func TestCSRFRefetchOnce(t *testing.T) {
 			}
 			if tt.wantStatus != 0 {
 				var up *erp.UpstreamError
-				if !errors.As(err, &up) || up.Status != tt.wantStatus || up.Transient || !up.Write {
-					t.Fatalf("got %v, want a non-transient write UpstreamError %d", err, tt.wantStatus)
+				if !errors.As(err, &up) || up.Status != tt.wantStatus || up.Transient || !up.Write || !up.Config {
+					t.Fatalf("got %v, want a non-transient write UpstreamError %d, a fault of configuration", err, tt.wantStatus)
 				}
 				if !slices.Equal(up.MessageIDs, []string{"/IWFND/CM_COS/001"}) {
 					t.Errorf("message ids: got %q, want /IWFND/CM_COS/001", up.MessageIDs)
@@ -370,9 +365,6 @@ func TestCSRFRefetchOnce(t *testing.T) {
 			}
 			if last := w[len(w)-1]; last.header.Get("X-CSRF-Token") != fmt.Sprintf("tok-%d", tt.wantFetches) {
 				t.Errorf("last write token: got %q, want tok-%d", last.header.Get("X-CSRF-Token"), tt.wantFetches)
-			}
-			if tt.refuse > 0 && w[0].header.Get("Repeatability-Request-ID") != w[1].header.Get("Repeatability-Request-ID") {
-				t.Errorf("repeated write changed its Repeatability-Request-ID")
 			}
 		})
 	}
@@ -452,16 +444,35 @@ func TestCSRFWithoutCookieJar(t *testing.T) {
 	}
 }
 
+// TestCSRFFetchWithoutToken: a system that hands out no token gets the
+// write without one; should it still ask for a token, after a second
+// fetch, the write is a fault of configuration naming the service, not
+// something to retry.
 func TestCSRFFetchWithoutToken(t *testing.T) {
 	f := newFake(t, postingSAP("5", ""))
 	f.noToken = true
 	_, err := f.client(Options{}).PostInvoice(context.Background(), erp.Invoice{ID: "5105600102", FiscalYear: "2026"}, "")
 	var up *erp.UpstreamError
-	if !errors.As(err, &up) || up.Operation != "fetch csrf token" || up.Write || up.Status != 200 {
-		t.Fatalf("got %v, want a read UpstreamError from the token fetch", err)
+	if !errors.As(err, &up) || !up.Config || up.Status != http.StatusForbidden || !up.Write || up.Service != erp.ServiceSupplierInvoice {
+		t.Fatalf("got %v, want a write UpstreamError 403 of configuration", err)
 	}
-	if n := len(f.odata()); n != 0 {
-		t.Errorf("writes: got %d, want 0", n)
+	if Classify(err, true) != retry.Permanent {
+		t.Errorf("classified %v, want permanent", Classify(err, true))
+	}
+	if e := errmap.Map(err); e.Code != errmap.ERPConfiguration || e.Details["service"] != string(erp.ServiceSupplierInvoice) {
+		t.Errorf("mapped to %s %v, want ERP_CONFIGURATION naming the service", e.Code, e.Details)
+	}
+	if n := f.fetchCount(); n != 2 {
+		t.Errorf("fetches: got %d, want 2", n)
+	}
+	w := f.odata()
+	if len(w) != 2 {
+		t.Fatalf("writes: got %d, want 2", len(w))
+	}
+	for _, r := range w {
+		if r.method != http.MethodPost || r.header.Values("X-CSRF-Token") != nil {
+			t.Errorf("write %s %s sent X-CSRF-Token %q, want none", r.method, r.path, r.header.Values("X-CSRF-Token"))
+		}
 	}
 }
 
@@ -554,8 +565,8 @@ func TestReleasePaymentBlock(t *testing.T) {
 		if !maps.EqualFunc(reqs[0].query, want, slices.Equal) {
 			t.Errorf("Release parameters: got %q, want %q", reqs[0].query, want)
 		}
-		if id := reqs[0].header.Get("Repeatability-Request-ID"); id != repeatabilityID("release payment block", "rel-1") {
-			t.Errorf("Repeatability-Request-ID: got %q", id)
+		if got := reqs[0].header.Values("Repeatability-Request-ID"); got != nil {
+			t.Errorf("Repeatability-Request-ID: got %q, want none", got)
 		}
 	}
 
@@ -589,12 +600,13 @@ func TestReleasePaymentBlock(t *testing.T) {
 			}
 			writeJSON(w, 200, entityJSON(invoiceJSON("5105600102", "2026", "5", tt.block)))
 		})
-		err := f.client(Options{}).ReleasePaymentBlock(ctx, inv, false, "")
+		err := f.client(Options{Runner: retry.New(stillClock(oneAttempt(2*time.Second)), nil)}).ReleasePaymentBlock(ctx, inv, false, "")
 		if (err == nil) != tt.ok {
 			t.Errorf("lost answer, block %q after: got %v, want success %v", tt.block, err, tt.ok)
 		}
-		if want := []string{"POST Release", "GET A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')"}; !slices.Equal(calls(f), want) {
-			t.Errorf("lost answer: requests %q, want %q", calls(f), want)
+		if cs := calls(f); len(cs) < 2 || cs[0] != "POST Release" || slices.Contains(cs[1:], "POST Release") ||
+			cs[1] != "GET A_SupplierInvoice(SupplierInvoice='5105600102',FiscalYear='2026')" {
+			t.Errorf("lost answer: requests %q, want the Release once, then reads of the invoice", cs)
 		}
 	}
 }

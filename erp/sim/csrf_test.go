@@ -64,3 +64,24 @@ func TestCSRF(t *testing.T) {
 		required(t, e.do(http.MethodPost, rel, nil, map[string]string{"X-CSRF-Token": e.tokens[invSrv]}))
 	})
 }
+
+// TestNoCSRF: a simulator without CSRF protection answers a fetch without
+// a token or a session, and takes a write without a token, once.
+func TestNoCSRF(t *testing.T) {
+	e := newEnv(t, sim.Options{NoCSRF: true})
+	r := e.do(http.MethodGet, invSrv+"/", nil, map[string]string{"X-CSRF-Token": "Fetch"})
+	if r.status != http.StatusOK || r.header.Get("X-CSRF-Token") != "" || len(r.header.Values("Set-Cookie")) != 0 {
+		t.Fatalf("fetch: got %d, token %q, cookies %q; want 200 without token or session", r.status,
+			r.header.Get("X-CSRF-Token"), r.header.Values("Set-Cookie"))
+	}
+	rel := invSrv + postPath("5105600101", "2026")
+	if r := e.do(http.MethodPost, rel, nil, nil); r.status != http.StatusOK {
+		t.Fatalf("post without a token: got %d: %s", r.status, r.body)
+	}
+	if r := e.do(http.MethodPost, rel, nil, nil); r.status == http.StatusOK || r.status == http.StatusForbidden {
+		t.Errorf("second post: got %d, want the ERP's refusal of a posted invoice", r.status)
+	}
+	if n := len(e.sim.Ledger().Postings); n != 1 {
+		t.Errorf("postings: got %d, want 1", n)
+	}
+}

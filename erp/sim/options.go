@@ -55,6 +55,11 @@ type Options struct {
 	// RecordCalls keeps a log of the OData calls answered, read by Calls;
 	// off, Calls returns none and a request costs nothing more.
 	RecordCalls bool
+	// NoCSRF serves writes without CSRF protection, as SAP CAP and an SAP
+	// system with the check switched off do: a fetch (X-CSRF-Token:
+	// Fetch) is answered without a token or a session, and a write needs
+	// none. Off, every write needs the token of its session.
+	NoCSRF bool
 }
 
 // DefaultPageSize is the page size of collection reads when Options leaves

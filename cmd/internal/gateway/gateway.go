@@ -98,7 +98,9 @@ type Config struct {
 
 	// PublicURL is the absolute URL clients reach the gateway at, written
 	// into the contract served at /openapi.json, /openapi.yaml and
-	// /swagger.json. Empty serves no contract.
+	// /swagger.json. Empty serves no contract. The contract's security
+	// says what Credentials and OAuthIssuer make the gateway require: with
+	// neither, nothing.
 	PublicURL string
 
 	// The settings of the API, as in api.Options: zero values take its
@@ -240,16 +242,11 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		readERPServices(ctx, client, cfg, logger)
 	}
 
-	var contractJSON, contractYAML, contractSwagger []byte
+	// The served contract's security says what the gateway takes.
+	var contract openapi.Documents
 	if cfg.PublicURL != "" {
-		if contractJSON, err = openapi.JSON(cfg.PublicURL); err != nil {
+		if contract, err = openapi.Serve(cfg.PublicURL, contractAuth(cfg)); err != nil {
 			return nil, fmt.Errorf("load the contract: %w", err)
-		}
-		if contractYAML, err = openapi.YAMLFor(cfg.PublicURL); err != nil {
-			return nil, fmt.Errorf("load the contract: %w", err)
-		}
-		if contractSwagger, err = openapi.Swagger(cfg.PublicURL); err != nil {
-			return nil, fmt.Errorf("convert the contract to Swagger 2.0: %w", err)
 		}
 	}
 
@@ -301,7 +298,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Kick:             func() { g.outbox.Kick() },
 		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
-		ContractJSON: contractJSON, ContractYAML: contractYAML, ContractSwagger: contractSwagger,
+		ContractJSON: contract.JSON, ContractYAML: contract.YAML, ContractSwagger: contract.Swagger,
 		BreakerStates: g.runner.BreakerStates,
 	})
 	if err != nil {
@@ -335,6 +332,19 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	ui.Mount(mux)
 	g.handler = apiFirst{api: g.api, mux: mux}
 	return g, nil
+}
+
+// contractAuth is what the gateway cfg describes takes from its callers,
+// as its served contract says: API keys (with OAuth access tokens beside
+// them when configured), OAuth access tokens alone, or nothing.
+func contractAuth(cfg Config) openapi.Auth {
+	switch {
+	case len(cfg.Credentials) > 0:
+		return openapi.AuthKeys
+	case cfg.OAuthIssuer != "":
+		return openapi.AuthBearer
+	}
+	return openapi.AuthOpen
 }
 
 // apiFirst serves a request for a clean path that is not the console's
