@@ -20,13 +20,28 @@ import (
 // ERP_CONFIGURATION, not retryable, from one ERP request, naming the
 // service and never the host.
 func TestAWrongPathIsNeverNotFound(t *testing.T) {
+	misrouted(t, http.StatusNotFound, "<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1>"+
+		"<p>SAP Web Dispatcher: the requested resource is not available.</p></body></html>")
+}
+
+// TestALoginPageIsNoOutage puts the gateway in front of an identity
+// provider's sign-in page answered 200 to every request, as a system whose
+// communication user signs in elsewhere gives: a fault of configuration,
+// not an outage to retry.
+func TestALoginPageIsNoOutage(t *testing.T) {
+	misrouted(t, http.StatusOK, "<!DOCTYPE html><html><head><title>Sign in</title></head><body><form>"+
+		"<p>SAP Web Dispatcher: please sign in.</p></form></body></html>")
+}
+
+// misrouted sends every read and the match through a gateway whose ERP
+// answers every request with status and the page.
+func misrouted(t *testing.T, status int, page string) {
 	var requests atomic.Int64
 	dispatcher := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.WriteHeader(http.StatusNotFound)
-		_, _ = io.WriteString(w, "<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1>"+
-			"<p>SAP Web Dispatcher: the requested resource is not available.</p></body></html>")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, page)
 	}))
 	t.Cleanup(dispatcher.Close)
 	s := &stack{t: t, simURL: dispatcher.URL, metrics: api.NewMetrics(), records: testRecords(t)}

@@ -234,10 +234,10 @@ func metadataStatus(err error) string {
 		return ServiceForbidden
 	case up.Config && errors.As(err, &retrieve):
 		return ServiceTokenRefused
-	case up.Config:
-		return ServiceTLSFailed
 	case up.Status >= 200 && up.Status < 300:
 		return ServiceInvalid
+	case up.Config:
+		return ServiceTLSFailed
 	case up.Status == 0 || up.Transient || up.Status >= 500:
 		return ServiceUnreachable
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"mime"
 	"net/http"
 	"net/url"
 	"slices"
@@ -226,6 +227,13 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			if err := decode(resp.Header, data); err != nil {
 				up := r.malformed(resp.StatusCode, err)
 				up.Text = answerText(err)
+				// A page where an OData answer belongs is a login page, a
+				// portal or a proxy's: the request never reached the
+				// service, and trying again brings the same page.
+				if isPage(resp.Header, data) {
+					up.Config = true
+					up.Text = "an HTML page answered where the service's OData answer belongs"
+				}
 				out = up
 			}
 		}
@@ -378,6 +386,16 @@ func (r request) errorKeys() map[string]string {
 
 // malformed reports a 2xx answer that cannot be read. It is not transient:
 // the same answer would come again.
+// isPage reports an answer that is an HTML page, by its media type or by
+// its first byte.
+func isPage(h http.Header, body []byte) bool {
+	if mt, _, err := mime.ParseMediaType(h.Get("Content-Type")); err == nil && (mt == "text/html" || mt == "application/xhtml+xml") {
+		return true
+	}
+	b := bytes.ToLower(bytes.TrimSpace(body[:min(len(body), 64)]))
+	return bytes.HasPrefix(b, []byte("<!doctype html")) || bytes.HasPrefix(b, []byte("<html"))
+}
+
 func (r request) malformed(status int, err error) *erp.UpstreamError {
 	return r.upstream(status, func(up *erp.UpstreamError) {
 		up.Text = "malformed response"

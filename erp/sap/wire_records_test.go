@@ -93,14 +93,14 @@ func TestUndecodableEntity(t *testing.T) {
 	})
 }
 
-// TestBrokenAnswerIsNotBadData: an answer that is no JSON at all or is cut
-// short, or holds no entity where one belongs, is not a record that
-// cannot be read but an answer that did not arrive whole: it is retried,
-// as before.
+// TestBrokenAnswerIsNotBadData: an answer that is cut short, or holds no
+// entity where one belongs, is not a record that cannot be read but an
+// answer that did not arrive whole: it is retried, as before. (An HTML page
+// in its place is a fault of configuration: TestMalformedResponses.)
 func TestBrokenAnswerIsNotBadData(t *testing.T) {
 	for name, body := range map[string]string{
 		"cut short":            poJSON[:len(poJSON)/2],
-		"not json":             `<html><body>Logon</body></html>`,
+		"not json":             `{"d":{"PurchaseOrder":`,
 		"no entity":            `{"d":[]}`,
 		"a list for an entity": `{"d":{"results":[1]}}`,
 	} {
