@@ -1,10 +1,19 @@
 package api
 
+import (
+	"strings"
+
+	"github.com/erpgate/erpgate/erp"
+)
+
 // identifyCaller finds the client by its API key or OAuth access token
 // (identify) and names it in the access log; a call without valid
 // credentials is UNAUTHENTICATED, with the WWW-Authenticate of OAuth when
 // the server takes access tokens, and RATE_LIMITED once its source address
-// has failed more often than Options.AuthFailLimit allows.
+// has failed more often than Options.AuthFailLimit allows. The ERP calls
+// of the operation are made for the caller: its API key's name, or the
+// name its access token gives; an anonymous caller has no name of its own
+// there.
 func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		client, err := s.authenticate(c.r)
@@ -17,6 +26,9 @@ func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 		}
 		c.client = client
 		c.record.client = client.Name
+		if client != &anonymous {
+			c.r = c.r.WithContext(erp.WithPrincipal(c.r.Context(), strings.TrimPrefix(client.Name, oauthPrefix)))
+		}
 		return next(c)
 	}
 }

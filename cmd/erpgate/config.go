@@ -43,10 +43,11 @@ type config struct {
 	erpURL           string
 	erpUser          string
 	erpPassword      string
-	erpAuth          string // sap.AuthNone, AuthBasic, AuthMTLS or AuthOAuth2
+	erpAuth          string // sap.AuthNone, AuthBasic, AuthMTLS, AuthOAuth2 or AuthSAMLBearer
 	consoleSecret    []byte
 	erpTLS           *tls.Config // client certificate and CAs for the ERP; nil for the defaults
 	erpOAuth2        *clientcredentials.Config
+	erpSAML          *sap.SAMLBearer
 	sapClient        string
 	erpTimeout       time.Duration
 	retry            retry.Policy
@@ -78,11 +79,13 @@ type config struct {
 	debugAddr string
 
 	// erpIn holds the ERP credential settings as given; checkERPAuth and
-	// checkERPTLS turn them into erpAuth, erpTLS and erpOAuth2.
+	// checkERPTLS turn them into erpAuth, erpTLS, erpOAuth2 and erpSAML.
 	erpIn struct {
 		clientCert, clientKey, ca        string
 		tokenURL, clientID, clientSecret string
 		scopes                           string
+		samlIssuer, samlAudience         string
+		samlCert, samlKey, samlUser      string
 	}
 	// approvalRules is the file routing was read from; empty, routing is
 	// the default bands with autoApproveLimit.
@@ -128,22 +131,32 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.erpUser = v })},
 	{"erp-password", "ERPGATE_ERP_PASSWORD", "", "ERP basic-auth password (prefer the environment variable)",
 		secretSetting(func(c *config, v string) { c.erpPassword = v })},
-	{"erp-auth", "ERPGATE_ERP_AUTH", "", "how the gateway authenticates to the ERP: basic, mtls, oauth2 or none (default: basic with -erp-user, else none)",
-		optional(enumSetting(func(c *config, v string) { c.erpAuth = v }, sap.AuthBasic, sap.AuthMTLS, sap.AuthOAuth2, sap.AuthNone))},
+	{"erp-auth", "ERPGATE_ERP_AUTH", "", "how the gateway authenticates to the ERP: basic, mtls, oauth2, saml-bearer or none (default: basic with -erp-user, else none)",
+		optional(enumSetting(func(c *config, v string) { c.erpAuth = v }, sap.AuthBasic, sap.AuthMTLS, sap.AuthOAuth2, sap.AuthSAMLBearer, sap.AuthNone))},
 	{"erp-client-cert", "ERPGATE_ERP_CLIENT_CERT", "", "PEM client certificate file for -erp-auth mtls (X.509 authentication)",
 		textSetting(func(c *config, v string) { c.erpIn.clientCert = v })},
 	{"erp-client-key", "ERPGATE_ERP_CLIENT_KEY", "", "PEM private key file of -erp-client-cert",
 		textSetting(func(c *config, v string) { c.erpIn.clientKey = v })},
 	{"erp-ca", "ERPGATE_ERP_CA", "", "PEM bundle of the CAs the ERP's certificate is checked against, for a private CA; empty: the system's roots",
 		parseERPCA},
-	{"erp-token-url", "ERPGATE_ERP_TOKEN_URL", "", "OAuth 2.0 token endpoint for -erp-auth oauth2 (client credentials grant)",
+	{"erp-token-url", "ERPGATE_ERP_TOKEN_URL", "", "OAuth 2.0 token endpoint for -erp-auth oauth2 (client credentials grant) and saml-bearer (SAML 2.0 bearer assertion grant)",
 		textSetting(func(c *config, v string) { c.erpIn.tokenURL = v })},
-	{"erp-client-id", "ERPGATE_ERP_CLIENT_ID", "", "OAuth 2.0 client id for -erp-auth oauth2",
+	{"erp-client-id", "ERPGATE_ERP_CLIENT_ID", "", "OAuth 2.0 client id for -erp-auth oauth2 and saml-bearer",
 		textSetting(func(c *config, v string) { c.erpIn.clientID = v })},
-	{"erp-client-secret", "ERPGATE_ERP_CLIENT_SECRET", "", "OAuth 2.0 client secret for -erp-auth oauth2 (prefer the environment variable)",
+	{"erp-client-secret", "ERPGATE_ERP_CLIENT_SECRET", "", "OAuth 2.0 client secret for -erp-auth oauth2 and saml-bearer (prefer the environment variable)",
 		secretSetting(func(c *config, v string) { c.erpIn.clientSecret = v })},
 	{"erp-scopes", "ERPGATE_ERP_SCOPES", "", "OAuth 2.0 scopes to ask for, separated by commas or spaces; empty: the client's default scopes",
 		textSetting(func(c *config, v string) { c.erpIn.scopes = v })},
+	{"erp-saml-issuer", "ERPGATE_ERP_SAML_ISSUER", "", "for -erp-auth saml-bearer: the gateway's issuer (entity id) as the ERP trusts it as an identity provider",
+		textSetting(func(c *config, v string) { c.erpIn.samlIssuer = v })},
+	{"erp-saml-audience", "ERPGATE_ERP_SAML_AUDIENCE", "", "for -erp-auth saml-bearer: the audience the ERP's OAuth server expects (its SAML service provider name)",
+		textSetting(func(c *config, v string) { c.erpIn.samlAudience = v })},
+	{"erp-saml-cert", "ERPGATE_ERP_SAML_CERT", "", "for -erp-auth saml-bearer: PEM certificate signing the assertions, the identity provider's certificate the ERP trusts",
+		textSetting(func(c *config, v string) { c.erpIn.samlCert = v })},
+	{"erp-saml-key", "ERPGATE_ERP_SAML_KEY", "", "PEM RSA private key of -erp-saml-cert",
+		textSetting(func(c *config, v string) { c.erpIn.samlKey = v })},
+	{"erp-saml-user", "ERPGATE_ERP_SAML_USER", "", "for -erp-auth saml-bearer: the user asserted for ERP calls made for no caller (start-up checks, re-checks); a caller's own calls assert its name",
+		textSetting(func(c *config, v string) { c.erpIn.samlUser = v })},
 	{"sap-client", "ERPGATE_SAP_CLIENT", "", "SAP client (three digits, e.g. 100) sent with every ERP call as the sap-client parameter; empty: the system's default client",
 		parseSAPClient},
 	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt",

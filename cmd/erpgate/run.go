@@ -147,7 +147,7 @@ func warnIfOpen(cfg config, logger *slog.Logger) {
 func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Config {
 	return gateway.Config{
 		ERPURL: cfg.erpURL, ERPAuth: cfg.erpAuth, ERPUser: cfg.erpUser, ERPPassword: cfg.erpPassword,
-		ERPTLS: cfg.erpTLS, ERPOAuth2: cfg.erpOAuth2, SAPClient: cfg.sapClient,
+		ERPTLS: cfg.erpTLS, ERPOAuth2: cfg.erpOAuth2, ERPSAML: cfg.erpSAML, SAPClient: cfg.sapClient,
 		Retry:   cfg.retry,
 		SimAddr: cfg.simAddr, SimFaults: cfg.simFaults, SimSeed: cfg.simSeed,
 		DatabaseURL: cfg.databaseURL, DataDir: cfg.dataDir, RedisURL: cfg.redisURL,

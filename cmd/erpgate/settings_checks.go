@@ -93,7 +93,7 @@ func checkCallTimeout(c *config) []error {
 // not given) and checks the credential settings against it: those of the
 // chosen way must be there, those of another way are refused, so that a
 // typo in -erp-auth cannot silently send no credentials. For oauth2 it
-// sets c.erpOAuth2.
+// sets c.erpOAuth2, for saml-bearer c.erpSAML.
 func checkERPAuth(c *config) []error {
 	var errs []error
 	bad := func(name, why string) { errs = append(errs, settingError(name, why)) }
@@ -107,7 +107,9 @@ func checkERPAuth(c *config) []error {
 	given := map[string]bool{
 		"erp-user": c.erpUser != "", "erp-client-cert": in.clientCert != "", "erp-client-key": in.clientKey != "",
 		"erp-token-url": in.tokenURL != "", "erp-client-id": in.clientID != "", "erp-client-secret": in.clientSecret != "",
-		"erp-scopes": in.scopes != "",
+		"erp-scopes":      in.scopes != "",
+		"erp-saml-issuer": in.samlIssuer != "", "erp-saml-audience": in.samlAudience != "", "erp-saml-cert": in.samlCert != "",
+		"erp-saml-key": in.samlKey != "", "erp-saml-user": in.samlUser != "",
 	}
 	refuse := func(why string, names ...string) {
 		for _, n := range names {
@@ -125,18 +127,23 @@ func checkERPAuth(c *config) []error {
 	}
 	mtls := []string{"erp-client-cert", "erp-client-key"}
 	oauth := []string{"erp-token-url", "erp-client-id", "erp-client-secret", "erp-scopes"}
+	saml := []string{"erp-saml-issuer", "erp-saml-audience", "erp-saml-cert", "erp-saml-key", "erp-saml-user"}
+	scopes := strings.FieldsFunc(in.scopes, func(r rune) bool { return r == ',' || r == ' ' })
 	switch c.erpAuth {
 	case sap.AuthNone:
 		refuse("needs -erp-auth basic", "erp-user")
 		refuse("needs -erp-auth mtls", mtls...)
-		refuse("needs -erp-auth oauth2", oauth...)
+		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth saml-bearer", saml...)
 	case sap.AuthBasic:
 		need("must be set for -erp-auth basic", "erp-user")
 		refuse("needs -erp-auth mtls", mtls...)
-		refuse("needs -erp-auth oauth2", oauth...)
+		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth saml-bearer", saml...)
 	case sap.AuthMTLS:
 		refuse("is for -erp-auth basic, not mtls", "erp-user")
-		refuse("needs -erp-auth oauth2", oauth...)
+		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth saml-bearer", saml...)
 		need("must be set for -erp-auth mtls", mtls...)
 		if !strings.HasPrefix(c.erpURL, "https://") {
 			bad("erp-auth", "mtls needs an https -erp-url")
@@ -144,12 +151,31 @@ func checkERPAuth(c *config) []error {
 	case sap.AuthOAuth2:
 		refuse("is for -erp-auth basic, not oauth2", "erp-user")
 		refuse("needs -erp-auth mtls", mtls...)
+		refuse("needs -erp-auth saml-bearer", saml...)
 		need("must be set for -erp-auth oauth2", "erp-token-url", "erp-client-id", "erp-client-secret")
 		if in.tokenURL != "" && !absoluteURL(in.tokenURL, "http", "https") {
 			bad("erp-token-url", absoluteHTTPURL)
 		}
 		c.erpOAuth2 = &clientcredentials.Config{ClientID: in.clientID, ClientSecret: in.clientSecret, TokenURL: in.tokenURL,
-			Scopes: strings.FieldsFunc(in.scopes, func(r rune) bool { return r == ',' || r == ' ' })}
+			Scopes: scopes}
+	case sap.AuthSAMLBearer:
+		refuse("is for -erp-auth basic, not saml-bearer", "erp-user")
+		refuse("needs -erp-auth mtls", mtls...)
+		need("must be set for -erp-auth saml-bearer", "erp-token-url", "erp-client-id", "erp-client-secret")
+		need("must be set for -erp-auth saml-bearer", saml...)
+		if in.tokenURL != "" && !absoluteURL(in.tokenURL, "http", "https") {
+			bad("erp-token-url", absoluteHTTPURL)
+		}
+		if in.samlCert == "" || in.samlKey == "" {
+			break
+		}
+		pair, err := sap.LoadSAMLCertificate(in.samlCert, in.samlKey)
+		if err != nil {
+			bad("erp-saml-cert", "with -erp-saml-key: "+strings.TrimPrefix(err.Error(), "sap: "))
+			break
+		}
+		c.erpSAML = &sap.SAMLBearer{TokenURL: in.tokenURL, ClientID: in.clientID, ClientSecret: in.clientSecret,
+			Scopes: scopes, Issuer: in.samlIssuer, Audience: in.samlAudience, Certificate: pair, User: in.samlUser}
 	default:
 		// refused by the parser of -erp-auth
 	}

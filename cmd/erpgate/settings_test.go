@@ -1,12 +1,20 @@
 package main
 
 import (
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"io"
+	"math/big"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEverySettingParses runs each setting's parser on a good and a bad
@@ -36,7 +44,7 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-url":             {good: "https://s4.example.com/", bad: "ftp://s4.example.com", why: "must be an absolute http(s) URL"},
 		"erp-user":            {good: "ERPGATE_SVC"},
 		"erp-password":        {good: "pass word", asGiven: true},
-		"erp-auth":            {good: "mtls", bad: "kerberos", why: "must be basic, mtls, oauth2 or none"},
+		"erp-auth":            {good: "mtls", bad: "kerberos", why: "must be basic, mtls, oauth2, saml-bearer or none"},
 		"erp-client-cert":     {good: certFile}, // read with -erp-client-key: checkERPTLS
 		"erp-client-key":      {good: keyFile},
 		"erp-ca":              {good: certFile, bad: keyFile, why: "CA bundle " + keyFile + " holds no PEM certificate"},
@@ -44,6 +52,11 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-client-id":       {good: "sb-erpgate"},
 		"erp-client-secret":   {good: "s3cret", asGiven: true},
 		"erp-scopes":          {good: "API_A, API_B"},
+		"erp-saml-issuer":     {good: "erpgate-idp"}, // checked for -erp-auth saml-bearer: checkERPAuth
+		"erp-saml-audience":   {good: "SAP_OAUTH_SP_100"},
+		"erp-saml-cert":       {good: certFile}, // read with -erp-saml-key: checkERPAuth
+		"erp-saml-key":        {good: keyFile},
+		"erp-saml-user":       {good: "ERPGATE_TECH"},
 		"sap-client":          {good: "100", bad: "10", why: "must be three digits, such as 100"},
 		"erp-timeout":         {good: "1ms", bad: "0s", why: "must be a positive duration such as 3s"},
 		"erp-attempts":        {good: "10", bad: "11", why: "must be a whole number from 1 to 10"},
@@ -235,4 +248,109 @@ func writeFile(t *testing.T, path, data string) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// TestConfigSAMLBearer: -erp-auth saml-bearer takes the OAuth client and
+// the SAML settings, and names each one that is missing or does not fit.
+func TestConfigSAMLBearer(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := writeRSASelfSigned(t, dir)
+	ecCert, ecKey := writeSelfSigned(t, dir)
+	parse := func(env map[string]string, args ...string) (config, error) {
+		return parseConfig(args, func(k string) string { return env[k] }, io.Discard)
+	}
+	secret := map[string]string{"ERPGATE_ERP_CLIENT_SECRET": "s3cret"}
+	full := []string{"-erp-auth", "saml-bearer", "-erp-token-url", "https://s4.example.com/sap/bc/sec/oauth2/token",
+		"-erp-client-id", "ERPGATE_CLIENT", "-erp-scopes", "API_A,API_B", "-erp-saml-issuer", "erpgate-idp",
+		"-erp-saml-audience", "SAP_OAUTH_SP_100", "-erp-saml-cert", certFile, "-erp-saml-key", keyFile, "-erp-saml-user", "ERPGATE_TECH"}
+	c, err := parse(secret, full...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.erpSAML
+	if c.erpAuth != "saml-bearer" || s == nil || s.TokenURL != "https://s4.example.com/sap/bc/sec/oauth2/token" ||
+		s.ClientID != "ERPGATE_CLIENT" || s.ClientSecret != "s3cret" || strings.Join(s.Scopes, " ") != "API_A API_B" ||
+		s.Issuer != "erpgate-idp" || s.Audience != "SAP_OAUTH_SP_100" || s.User != "ERPGATE_TECH" || len(s.Certificate.Certificate) != 1 ||
+		c.erpOAuth2 != nil {
+		t.Fatalf("saml-bearer: %q %+v", c.erpAuth, s)
+	}
+
+	bad := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"nothing but the way", nil, []string{"-erp-auth", "saml-bearer"}, []string{
+			"-erp-token-url (ERPGATE_ERP_TOKEN_URL): must be set for -erp-auth saml-bearer",
+			"-erp-client-id (ERPGATE_ERP_CLIENT_ID): must be set for -erp-auth saml-bearer",
+			"-erp-client-secret (ERPGATE_ERP_CLIENT_SECRET): must be set for -erp-auth saml-bearer",
+			"-erp-saml-issuer (ERPGATE_ERP_SAML_ISSUER): must be set for -erp-auth saml-bearer",
+			"-erp-saml-audience (ERPGATE_ERP_SAML_AUDIENCE): must be set for -erp-auth saml-bearer",
+			"-erp-saml-cert (ERPGATE_ERP_SAML_CERT): must be set for -erp-auth saml-bearer",
+			"-erp-saml-key (ERPGATE_ERP_SAML_KEY): must be set for -erp-auth saml-bearer",
+			"-erp-saml-user (ERPGATE_ERP_SAML_USER): must be set for -erp-auth saml-bearer",
+		}},
+		{"an ECDSA key", secret, replaced(full, certFile, ecCert, keyFile, ecKey), []string{
+			"-erp-saml-cert (ERPGATE_ERP_SAML_CERT): with -erp-saml-key: SAML signing certificate: the key must be RSA"}},
+		{"a key that is not the certificate's", secret, replaced(full, keyFile, ecKey), []string{
+			"-erp-saml-cert (ERPGATE_ERP_SAML_CERT): with -erp-saml-key: SAML signing certificate: tls: private key type does not match"}},
+		{"a relative token URL", secret, replaced(full, "https://s4.example.com/sap/bc/sec/oauth2/token", "/token"), []string{
+			"-erp-token-url (ERPGATE_ERP_TOKEN_URL): must be an absolute http(s) URL"}},
+		{"with a user", secret, append(full, "-erp-user", "u"), []string{
+			"-erp-user (ERPGATE_ERP_USER): is for -erp-auth basic, not saml-bearer"}},
+		{"SAML settings with oauth2", secret, replaced(full, "saml-bearer", "oauth2"), []string{
+			"-erp-saml-issuer (ERPGATE_ERP_SAML_ISSUER): needs -erp-auth saml-bearer",
+			"-erp-saml-user (ERPGATE_ERP_SAML_USER): needs -erp-auth saml-bearer"}},
+		{"SAML settings with basic", map[string]string{"ERPGATE_ERP_USER": "u"}, []string{"-erp-saml-user", "ERPGATE_TECH"}, []string{
+			"-erp-saml-user (ERPGATE_ERP_SAML_USER): needs -erp-auth saml-bearer"}},
+	}
+	for _, tt := range bad {
+		_, err := parse(tt.env, tt.args...)
+		if err == nil {
+			t.Errorf("%s: accepted", tt.name)
+			continue
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q does not say %q", tt.name, err, w)
+			}
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s: error %q shows the secret", tt.name, err)
+		}
+	}
+}
+
+// replaced is args with each old value (pairs of old, new) replaced.
+func replaced(args []string, oldNew ...string) []string {
+	out := slices.Clone(args)
+	for i, a := range out {
+		for j := 0; j < len(oldNew); j += 2 {
+			if a == oldNew[j] {
+				out[i] = oldNew[j+1]
+			}
+		}
+	}
+	return out
+}
+
+// writeRSASelfSigned writes an RSA key and a self-signed certificate for
+// it, as the SAML bearer grant signs with, and returns their files.
+func writeRSASelfSigned(t *testing.T, dir string) (string, string) {
+	t.Helper()
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "erpgate-idp"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "saml.pem"), filepath.Join(dir, "saml-key.pem")
+	writeFile(t, certFile, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})))
+	writeFile(t, keyFile, string(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(key)})))
+	return certFile, keyFile
 }

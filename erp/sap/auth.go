@@ -23,6 +23,8 @@ const (
 	AuthBasic  = "basic"  // Options.User and Options.Password
 	AuthMTLS   = "mtls"   // an X.509 client certificate in Options.TLS
 	AuthOAuth2 = "oauth2" // Options.OAuth2, the client credentials flow
+	// Options.SAML, the SAML 2.0 bearer assertion grant
+	AuthSAMLBearer = "saml-bearer"
 )
 
 // ClientTLS reads a TLS configuration for the ERP from PEM files: the
@@ -75,12 +77,15 @@ func (c *Client) tokenSource(cfg *clientcredentials.Config) oauth2.TokenSource {
 }
 
 // authorize puts the gateway's own credentials on a request to the ERP: a
-// bearer token with OAuth 2.0, else basic authentication when a user is
-// set. Whatever Authorization header the request had is replaced, so
+// bearer token with OAuth 2.0 (with the SAML bearer grant, the token of the
+// identity the request's context names), else basic authentication when a
+// user is set. Whatever Authorization header the request had is replaced, so
 // nothing of the agent's credentials can reach the ERP.
 func (c *Client) authorize(req *http.Request) error {
 	req.Header.Del("Authorization")
 	switch {
+	case c.saml != nil:
+		return c.samlAuthorize(req)
 	case c.tokens != nil:
 		tok, err := c.tokens.Token()
 		if err != nil {
@@ -111,10 +116,15 @@ func (r request) authError(ctx, actx context.Context, err error) *erp.UpstreamEr
 // that refuses the gateway's credentials ends the call at once instead of
 // through every retry. A transient failure is left to the call's attempts.
 func (c *Client) checkToken(ctx context.Context, r request) error {
-	if c.tokens == nil {
+	var err error
+	switch {
+	case c.saml != nil:
+		_, err = c.saml.Token(ctx)
+	case c.tokens != nil:
+		_, err = c.tokens.Token()
+	default:
 		return nil
 	}
-	_, err := c.tokens.Token()
 	if err != nil && configTransport(err) {
 		up := r.authError(ctx, ctx, err)
 		up.Attempts = 1

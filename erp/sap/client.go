@@ -59,6 +59,12 @@ type Options struct {
 	// authentication. Tokens are fetched through the HTTP client's
 	// transport, cached, and fetched again shortly before they expire.
 	OAuth2 *clientcredentials.Config
+	// SAML, when set, authenticates every request with a bearer token of
+	// the OAuth 2.0 SAML 2.0 bearer assertion grant, for the identity the
+	// request's context names (erp.WithPrincipal), else SAML.User. Each
+	// identity's token is cached, for up to 1,000 identities, and fetched
+	// again shortly before it expires.
+	SAML *SAMLBearer
 	// Client is sent as the sap-client query parameter when not empty.
 	// Default: none, so the system's default client answers.
 	Client string
@@ -96,11 +102,16 @@ type Client struct {
 	readHeader http.Header
 	userAgent  []string // the User-Agent header's one value, shared
 	sapClient  string
-	tokens     oauth2.TokenSource // nil without OAuth 2.0
-	maxPages   int
-	log        *slog.Logger
-	csrf       csrfCache
-	meta       metadataCache
+	tokens     oauth2.TokenSource // nil without OAuth 2.0 client credentials
+	saml       *samlTokens        // nil without the SAML bearer grant
+	// csrfPerIdentity keeps a CSRF token (and its session cookies) per
+	// service and identity (erp.PrincipalFrom), as the SAML bearer grant
+	// signs calls in as the caller.
+	csrfPerIdentity bool
+	maxPages        int
+	log             *slog.Logger
+	csrf            csrfCache
+	meta            metadataCache
 }
 
 var _ erp.Client = (*Client)(nil)
@@ -127,6 +138,9 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if opts.OAuth2 != nil && opts.User != "" {
 		return nil, errors.New("sap: Options.OAuth2 and Options.User exclude each other")
+	}
+	if opts.SAML != nil && (opts.OAuth2 != nil || opts.User != "") {
+		return nil, errors.New("sap: Options.SAML excludes Options.OAuth2 and Options.User")
 	}
 	ua, err := userAgent(opts.Version)
 	if err != nil {
@@ -161,11 +175,24 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if opts.OAuth2 != nil {
 		c.tokens = c.tokenSource(opts.OAuth2)
 	}
+	if opts.SAML != nil {
+		// Each identity has a session of its own at SAP: a shared cookie
+		// jar would send one user's session cookie with another's token,
+		// and SAP may take the call for the session's user. The session
+		// cookies travel with each identity's CSRF token instead.
+		hc := *c.http
+		hc.Jar = nil
+		c.http = &hc
+		c.csrfPerIdentity = true
+		if c.saml, err = c.samlTokens(opts.SAML); err != nil {
+			return nil, err
+		}
+	}
 	if opts.User != "" {
 		// As http.Request.SetBasicAuth writes it.
 		c.basicAuth = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(opts.User+":"+opts.Password))}
 	}
-	if c.tokens == nil {
+	if c.tokens == nil && c.saml == nil {
 		c.readHeader = http.Header{"Accept": mediaJSON, "Accept-Encoding": encodingGzip, "User-Agent": c.userAgent}
 		if c.basicAuth != nil {
 			c.readHeader["Authorization"] = c.basicAuth

@@ -63,24 +63,47 @@ func (e *csrfEntry) invalidate(st csrfState) {
 	}
 }
 
-// csrfCache holds a token per service; the zero value is ready.
-type csrfCache struct {
-	mu      sync.Mutex
-	entries map[erp.Service]*csrfEntry
+// csrfKey names a cached token: its service, and the identity its session
+// belongs to when calls sign in as their caller ("" otherwise).
+type csrfKey struct {
+	service  erp.Service
+	identity string
 }
 
-func (cc *csrfCache) entry(svc erp.Service) *csrfEntry {
+// csrfIdentities bounds the identities whose tokens are kept per service;
+// beyond it the cache starts afresh and tokens are fetched again.
+const csrfIdentities = 1000
+
+// csrfCache holds a token per service (and identity); the zero value is
+// ready.
+type csrfCache struct {
+	mu      sync.Mutex
+	entries map[csrfKey]*csrfEntry
+}
+
+func (cc *csrfCache) entry(k csrfKey) *csrfEntry {
 	cc.mu.Lock()
 	defer cc.mu.Unlock()
-	if cc.entries == nil {
-		cc.entries = map[erp.Service]*csrfEntry{}
+	if cc.entries == nil || len(cc.entries) >= csrfIdentities*len(erp.Services) {
+		cc.entries = map[csrfKey]*csrfEntry{}
 	}
-	e := cc.entries[svc]
+	e := cc.entries[k]
 	if e == nil {
 		e = &csrfEntry{fetching: make(chan struct{}, 1)}
-		cc.entries[svc] = e
+		cc.entries[k] = e
 	}
 	return e
+}
+
+// csrfEntry is the cache entry of the service's token for a call of ctx:
+// one per service, or per service and identity when calls sign in as
+// their caller.
+func (c *Client) csrfEntry(ctx context.Context, svc erp.Service) *csrfEntry {
+	k := csrfKey{service: svc}
+	if c.csrfPerIdentity {
+		k.identity = c.saml.identity(ctx)
+	}
+	return c.csrf.entry(k)
 }
 
 // csrfToken returns the cached token of the service of the write w,
@@ -91,7 +114,7 @@ func (cc *csrfCache) entry(svc erp.Service) *csrfEntry {
 // about.
 func (c *Client) csrfToken(ctx context.Context, w request, stale *csrfState) (csrfState, error) {
 	svc := w.call.Service
-	e := c.csrf.entry(svc)
+	e := c.csrfEntry(ctx, svc)
 	usable := func(st csrfState) bool { return st.known() && (stale == nil || !st.same(*stale)) }
 	if st := e.get(); usable(st) {
 		return st, nil
@@ -154,7 +177,7 @@ func tokenState(h http.Header) (csrfState, bool) {
 // a fault of configuration (UpstreamError.Config), never to be retried:
 // the ERP asks for a token it does not take or does not hand out.
 func (c *Client) write(ctx context.Context, r request, decode decoder) (reply, error) {
-	e := c.csrf.entry(r.call.Service)
+	e := c.csrfEntry(ctx, r.call.Service)
 	var stale *csrfState
 	for try := 0; ; try++ {
 		st, err := c.csrfToken(ctx, r, stale)

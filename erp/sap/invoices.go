@@ -56,7 +56,7 @@ func latestInvoice(id string, list []erp.Invoice, err error) (erp.Invoice, error
 // a fetch has found that the service hands out none, the read asks no
 // more.
 func (c *Client) InvoiceForWrite(ctx context.Context, id string) (erp.Invoice, error) {
-	e := c.csrf.entry(erp.ServiceSupplierInvoice)
+	e := c.csrfEntry(ctx, erp.ServiceSupplierInvoice)
 	if e.get().known() {
 		return c.Invoice(ctx, id)
 	}

@@ -50,7 +50,7 @@ type Config struct {
 	// /sap/opu/odata/sap/). Empty starts the simulated ERP in process.
 	ERPURL string
 	// ERPAuth is how the gateway authenticates to the ERP: sap.AuthNone,
-	// AuthBasic, AuthMTLS or AuthOAuth2. Empty is basic when ERPUser is
+	// AuthBasic, AuthMTLS, AuthOAuth2 or AuthSAMLBearer. Empty is basic when ERPUser is
 	// set, else none.
 	ERPAuth string
 	// ERPUser and ERPPassword are the basic-auth credentials.
@@ -60,6 +60,10 @@ type Config struct {
 	ERPTLS *tls.Config
 	// ERPOAuth2 is the client credentials flow of ERPAuth oauth2.
 	ERPOAuth2 *clientcredentials.Config
+	// ERPSAML is the SAML 2.0 bearer assertion grant of ERPAuth
+	// saml-bearer: each caller's ERP calls are made as the user its name
+	// maps to in the ERP.
+	ERPSAML *sap.SAMLBearer
 	// SAPClient is sent as the sap-client parameter when not empty.
 	SAPClient string
 	// ERPHTTPClient, when set, sends the ERP requests instead of the SAP
@@ -233,6 +237,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		erpOpts.User, erpOpts.Password = cfg.ERPUser, cfg.ERPPassword
 	case sap.AuthOAuth2:
 		erpOpts.OAuth2 = cfg.ERPOAuth2
+	case sap.AuthSAMLBearer:
+		erpOpts.SAML = cfg.ERPSAML
 	}
 	client, err := sap.New(g.erpURL, erpOpts)
 	if err != nil {
