@@ -114,23 +114,8 @@ func decisionsRound(ctx context.Context, cfg decisionsConfig, progress func(stri
 	}
 	r.cells = append(r.cells, c)
 
-	pgURL := cfg.databaseURL
-	if pgURL == "" {
-		if bin := postgresBinDir(); bin == "" {
-			r.pgNote = "PostgreSQL row skipped: no initdb on PATH or under /usr/lib/postgresql (apt-get install -y postgresql)"
-		} else {
-			progress("starting a throwaway PostgreSQL from %s", bin)
-			pg, err := startPostgres(ctx, bin)
-			if err != nil {
-				r.pgNote = "PostgreSQL row skipped: the throwaway cluster did not start: " + err.Error()
-			} else {
-				defer pg.stop()
-				pgURL, r.pgName = pg.url, "PostgreSQL "+pg.version+", throwaway cluster on loopback, fsync and synchronous_commit on"
-			}
-		}
-	} else {
-		r.pgName = "PostgreSQL at " + erpgate.RedactURL(pgURL)
-	}
+	pgURL, stopPG := benchPostgres(ctx, cfg.databaseURL, "row", &r.pgName, &r.pgNote, progress)
+	defer stopPG()
 	if pgURL != "" {
 		progress("decisions on PostgreSQL: %d", cfg.n)
 		dbURL, drop, err := freshDatabase(ctx, pgURL, "loadbench_decisions")

@@ -381,6 +381,31 @@ type writesResult struct {
 	memNote string
 }
 
+// benchPostgres is the PostgreSQL a bench measures: the one named, or a
+// throwaway cluster started from Debian's postgresql. It sets name to what
+// the report calls it, or note to why the bench's PostgreSQL part (its
+// "column" or "row") is skipped, and returns the server's URL ("" when
+// skipped) and what stops it.
+func benchPostgres(ctx context.Context, named, part string, name, note *string, progress func(string, ...any)) (string, func()) {
+	if named != "" {
+		*name = "PostgreSQL at " + erpgate.RedactURL(named)
+		return named, func() {}
+	}
+	bin := postgresBinDir()
+	if bin == "" {
+		*note = "PostgreSQL " + part + " skipped: no initdb on PATH or under /usr/lib/postgresql (apt-get install -y postgresql)"
+		return "", func() {}
+	}
+	progress("starting a throwaway PostgreSQL from %s", bin)
+	pg, err := startPostgres(ctx, bin)
+	if err != nil {
+		*note = "PostgreSQL " + part + " skipped: the throwaway cluster did not start: " + err.Error()
+		return "", func() {}
+	}
+	*name = "PostgreSQL " + pg.version + ", throwaway cluster on loopback, fsync and synchronous_commit on"
+	return pg.url, pg.stop
+}
+
 // runWrites runs the writes bench and its memory part and prints them.
 func runWrites(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseWrites(args, stderr)
@@ -412,23 +437,8 @@ func writesRound(ctx context.Context, cfg writesConfig, progress func(string, ..
 	}
 	r.cells = append(r.cells, cells...)
 
-	pgURL := cfg.databaseURL
-	if pgURL == "" {
-		if bin := postgresBinDir(); bin == "" {
-			r.pgNote = "PostgreSQL column skipped: no initdb on PATH or under /usr/lib/postgresql (apt-get install -y postgresql)"
-		} else {
-			progress("starting a throwaway PostgreSQL from %s", bin)
-			pg, err := startPostgres(ctx, bin)
-			if err != nil {
-				r.pgNote = "PostgreSQL column skipped: the throwaway cluster did not start: " + err.Error()
-			} else {
-				defer pg.stop()
-				pgURL, r.pgName = pg.url, "PostgreSQL "+pg.version+", throwaway cluster on loopback, fsync and synchronous_commit on"
-			}
-		}
-	} else {
-		r.pgName = "PostgreSQL at " + erpgate.RedactURL(pgURL)
-	}
+	pgURL, stopPG := benchPostgres(ctx, cfg.databaseURL, "column", &r.pgName, &r.pgNote, progress)
+	defer stopPG()
 	if pgURL != "" {
 		progress("writes on PostgreSQL: %d calls of each operation, %d callers", cfg.calls, cfg.conc)
 		dbURL, drop, err := freshDatabase(ctx, pgURL, "loadbench_writes")

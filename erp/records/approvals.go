@@ -44,23 +44,13 @@ func (s *sqlStore) CreateApproval(ctx context.Context, a Approval, notify bool) 
 	// a webhook.
 	durable := notify || s.holdEvents && a.Status != ApprovalPending
 	err := s.inRecordTx(ctx, durable, func(tx *sql.Tx) error {
-		if a.Dedupe != "" {
-			prev, err := s.approvalByDedupe(ctx, tx, a.Dedupe)
-			if err == nil {
-				a = prev
-				return nil
-			}
-			if !errors.Is(err, sql.ErrNoRows) {
-				return err
-			}
-		}
 		c, err := s.lockCase(ctx, tx, a.InvoiceID, a.RequestedAt)
 		if err != nil {
 			return err
 		}
-		// A request that waited for the case's lock may find the same
-		// proposal made meanwhile: on PostgreSQL each statement after the
-		// lock sees what committed before it.
+		// The same proposal made before, also by a request this one waited
+		// for at the case's lock (on PostgreSQL each statement after the
+		// lock sees what committed before it), is the approval.
 		if a.Dedupe != "" {
 			prev, err := s.approvalByDedupe(ctx, tx, a.Dedupe)
 			if err == nil {
