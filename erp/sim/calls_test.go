@@ -14,7 +14,7 @@ func TestCallsRecorded(t *testing.T) {
 		Faults: []sim.FaultRule{{Service: erp.ServicePurchaseOrder, Kind: sim.FaultReset}}})
 	e.get(bpSrv + "/A_Supplier('100042')")
 	e.do(http.MethodGet, bpSrv+"/A_Supplier('100042')", nil, map[string]string{"X-CSRF-Token": "Fetch"})
-	e.postInvoice("5105600101", "2026", "")
+	e.postInvoice("5105600101", "2026")
 	if _, err := e.try(http.MethodGet, poSrv+"/A_PurchaseOrder('4500018822')", nil, nil); err == nil {
 		t.Error("the reset fault answered")
 	}

@@ -55,7 +55,7 @@ func TestCSRF(t *testing.T) {
 		if fresh == tok {
 			t.Fatalf("refetched token: got the expired one")
 		}
-		if r := e.postInvoice("5105600101", "2026", ""); r.status != http.StatusOK {
+		if r := e.postInvoice("5105600101", "2026"); r.status != http.StatusOK {
 			t.Fatalf("post with fresh token: got %d: %s", r.status, r.body)
 		}
 	})

@@ -129,14 +129,10 @@ func (e *env) token(base string) string {
 	return tok
 }
 
-// post writes with a CSRF token and the optional repeatability id.
-func (e *env) post(base, rel string, body any, repeatID string) reply {
+// post writes with a CSRF token.
+func (e *env) post(base, rel string, body any) reply {
 	e.t.Helper()
-	h := map[string]string{"X-CSRF-Token": e.token(base)}
-	if repeatID != "" {
-		h["Repeatability-Request-ID"] = repeatID
-	}
-	return e.do(http.MethodPost, base+rel, body, h)
+	return e.do(http.MethodPost, base+rel, body, map[string]string{"X-CSRF-Token": e.token(base)})
 }
 
 func postPath(id, fy string) string {
@@ -144,19 +140,19 @@ func postPath(id, fy string) string {
 }
 
 // postInvoice calls the function import Post for the invoice.
-func (e *env) postInvoice(id, fy, repeatID string) reply {
+func (e *env) postInvoice(id, fy string) reply {
 	e.t.Helper()
-	return e.post(invSrv, postPath(id, fy), nil, repeatID)
+	return e.post(invSrv, postPath(id, fy), nil)
 }
 
 // releaseBlock calls the function import Release for the invoice.
-func (e *env) releaseBlock(id, fy string, shiftDiscountDays bool, repeatID string) reply {
+func (e *env) releaseBlock(id, fy string, shiftDiscountDays bool) reply {
 	e.t.Helper()
 	shift := "false"
 	if shiftDiscountDays {
 		shift = "true"
 	}
-	return e.post(invSrv, "/Release?SupplierInvoice='"+id+"'&FiscalYear='"+fy+"'&DiscountDaysHaveToBeShifted="+shift, nil, repeatID)
+	return e.post(invSrv, "/Release?SupplierInvoice='"+id+"'&FiscalYear='"+fy+"'&DiscountDaysHaveToBeShifted="+shift, nil)
 }
 
 // admin posts JSON to an admin endpoint and wants 200.

@@ -10,11 +10,10 @@ type Ledger struct {
 
 // Posting records one Post that posted an invoice.
 type Posting struct {
-	InvoiceID       string    `json:"invoice_id"`
-	FiscalYear      string    `json:"fiscal_year"`
-	PostedAt        time.Time `json:"posted_at"`
-	PaymentBlock    string    `json:"payment_block"`
-	RepeatabilityID string    `json:"repeatability_id"`
+	InvoiceID    string    `json:"invoice_id"`
+	FiscalYear   string    `json:"fiscal_year"`
+	PostedAt     time.Time `json:"posted_at"`
+	PaymentBlock string    `json:"payment_block"`
 }
 
 // Ledger returns a copy of the postings made since New.

@@ -83,11 +83,10 @@ func (s *Server) odata(r *http.Request, svc *service, sub string) response {
 			fmt.Sprintf("Method %s is not supported for this resource", r.Method)))
 	}
 	return s.write(svc, sub, writeRequest{
-		svc:             svc,
-		query:           r.URL.Query(),
-		body:            body,
-		base:            base,
-		repeatabilityID: r.Header.Get("Repeatability-Request-ID"),
+		svc:   svc,
+		query: r.URL.Query(),
+		body:  body,
+		base:  base,
 	})
 }
 
@@ -505,8 +504,10 @@ func parseExpand(text string, set *entitySet) (map[string]bool, error) {
 	return out, nil
 }
 
-// write dispatches a POST to a function import, replaying the first answer
-// for a repeated Repeatability-Request-ID. Entity sets take no POST.
+// write dispatches a POST to a function import. Entity sets take no POST.
+// A repeated call is answered as SAP answers it, by the document's state
+// (a second Post is M8/255): SAP's published services declare no
+// repeatability header.
 func (s *Server) write(svc *service, sub string, w writeRequest) response {
 	segs, err := splitPath(sub)
 	if err != nil {
@@ -525,22 +526,9 @@ func (s *Server) write(svc *service, sub string, w writeRequest) response {
 	} else {
 		return s.errorResponse(svc, resourceNotFound(segs[0], nil))
 	}
-	if id := w.repeatabilityID; id != "" {
-		if prev, ok := s.repeats[id]; ok {
-			return prev.clone()
-		}
-	}
 	resp, apiErr := handler(s, s.st, w)
 	if apiErr != nil {
 		resp = s.errorResponse(svc, apiErr)
 	}
-	if id := w.repeatabilityID; id != "" {
-		resp.header.Set("Repeatability-Result", "accepted")
-		s.repeats[id] = resp.clone()
-	}
 	return resp
-}
-
-func (r response) clone() response {
-	return response{status: r.status, header: r.header.Clone(), body: append([]byte(nil), r.body...)}
 }

@@ -220,7 +220,7 @@ func (s *Server) post(st *state, w writeRequest) (response, *apiError) {
 	}
 	st.postings = append(st.postings, &Posting{
 		InvoiceID: inv.id, FiscalYear: inv.fiscalYear, PostedAt: s.opts.Now(),
-		PaymentBlock: inv.block, RepeatabilityID: w.repeatabilityID,
+		PaymentBlock: inv.block,
 	})
 	resp := jsonResponse(http.StatusOK, successBody(w.svc.name, "Post"))
 	if warning != "" {

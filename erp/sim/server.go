@@ -1,8 +1,9 @@
 // Package sim is a simulated SAP S/4HANA system. It speaks the OData v2
 // subset the gateway's SAP adapter uses over real HTTP: SAP's supplier
 // invoice, purchase order, material document and business partner APIs,
-// with CSRF tokens, SAP's repeatability header, both error envelope forms
-// and the sap-message warning header. It serves no service, entity set or
+// with CSRF tokens, both error envelope forms and the sap-message warning
+// header; a repeated write is answered by the document's state, as SAP's
+// published services declare no repeatability header. It serves no service, entity set or
 // function import that SAP does not publish. It starts seeded with the
 // golden set and offers admin endpoints under /sim/admin/ to post goods
 // receipts, inject faults, expire CSRF tokens, switch the envelope form and
@@ -33,8 +34,7 @@ type Server struct {
 
 	mu       sync.Mutex
 	st       *state
-	sessions map[string]string   // session id -> CSRF token; "" when expired
-	repeats  map[string]response // Repeatability-Request-ID -> first answer
+	sessions map[string]string // session id -> CSRF token; "" when expired
 	faults   []*activeFault
 
 	callsMu sync.Mutex
@@ -56,7 +56,6 @@ func New(opts Options) *Server {
 		form:     o.Envelope,
 		st:       seed(),
 		sessions: map[string]string{},
-		repeats:  map[string]response{},
 	}
 	for _, f := range o.Faults {
 		s.faults = append(s.faults, newActiveFault(f))

@@ -49,11 +49,10 @@ type functionImport func(s *Server, st *state, w writeRequest) (response, *apiEr
 
 // writeRequest is what a write handler gets from the HTTP request.
 type writeRequest struct {
-	svc             *service
-	query           url.Values
-	body            []byte
-	base            string // service base URL, for Location headers
-	repeatabilityID string
+	svc   *service
+	query url.Values
+	body  []byte
+	base  string // service base URL, for Location headers
 }
 
 // resourceNotFound is the gateway's answer for a missing entity.
