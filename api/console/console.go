@@ -203,7 +203,7 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case !ok:
 		http.Redirect(w, r, "/console/sign-in", http.StatusSeeOther)
-	case p.has(api.ScopeReview):
+	case p.Has(api.ScopeReview):
 		http.Redirect(w, r, "/console/handovers", http.StatusSeeOther)
 	default:
 		http.Redirect(w, r, "/console/approvals", http.StatusSeeOther)

@@ -65,7 +65,10 @@ type page struct {
 	Person *person // nil when nobody is signed in
 	CSRF   string  // the token of the page's forms
 	Flash  string  // what the last form did
-	Data   any
+	// Waiting is the count of pending approvals the signed-in person may
+	// decide, shown beside Approvals in the navigation; 0 shows none.
+	Waiting int
+	Data    any
 }
 
 func setPageHeaders(w http.ResponseWriter) {

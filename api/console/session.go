@@ -51,7 +51,9 @@ type person struct {
 	nonce  string
 }
 
-func (p person) has(scope string) bool { return slices.Contains(p.Scopes, scope) }
+// Has reports whether the person holds scope; the navigation shows only
+// what their scopes open.
+func (p person) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
 // mayUseConsole reports whether scopes let a person sign in: an approver's
 // or the AP team's, never an agent's.
@@ -191,7 +193,7 @@ func (c *Console) person(scope string, next func(http.ResponseWriter, *http.Requ
 			c.fail(w, r, problemOf(errmap.Map(refusal.Unauthenticated{})))
 			return
 		}
-		if scope != "" && !p.has(scope) {
+		if scope != "" && !p.Has(scope) {
 			c.failAs(w, r, p, problemOf(errmap.Map(refusal.ScopeMissing{Scope: scope, Operation: "console page " + r.URL.Path})))
 			return
 		}
