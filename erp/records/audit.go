@@ -23,11 +23,23 @@ func (s *sqlStore) appendAuditStmt(e AuditEntry) stmt {
 			e.Document, e.Outcome, e.RequestID, e.Note}}
 }
 
-// Audit returns audit rows, newest first.
+// Audit returns the audit rows f selects, newest first.
 func (s *sqlStore) Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
 	var w where
 	if f.InvoiceID != "" {
 		w.add("invoice_id = ?", f.InvoiceID)
+	}
+	if f.Client != "" {
+		w.add("client = ?", f.Client)
+	}
+	if f.Operation != "" {
+		w.add("operation = ?", f.Operation)
+	}
+	if !f.From.IsZero() {
+		w.add("at >= ?", s.d.timeArg(f.From))
+	}
+	if !f.To.IsZero() {
+		w.add("at < ?", s.d.timeArg(f.To))
 	}
 	if f.BeforeID > 0 {
 		w.add("id < ?", f.BeforeID)

@@ -282,11 +282,15 @@ type AuditEntry struct {
 	Note       string // a person's note on the write, when they gave one
 }
 
-// AuditFilter selects audit rows, newest first.
+// AuditFilter selects audit rows, newest first; zero fields select all.
 type AuditFilter struct {
 	InvoiceID string
-	Limit     int   // 0 means 100; at most 1000
-	BeforeID  int64 // 0: from the newest
+	Client    string    // the client (agent or person) that wrote
+	Operation string    // such as decide_approval
+	From      time.Time // rows at or after From
+	To        time.Time // rows before To
+	Limit     int       // 0 means 100; at most 1000
+	BeforeID  int64     // 0: from the newest
 }
 
 // Case states: what an invoice's case waits for, or how it ended. The one
@@ -489,6 +493,15 @@ type Store interface {
 	AppendAudit(ctx context.Context, e AuditEntry) error
 	// Audit returns audit rows, newest first.
 	Audit(ctx context.Context, f AuditFilter) ([]AuditEntry, error)
+
+	// CreateSession stores a console session under the hash of its token
+	// (sessions.go); Session returns it, ended or expired alike, or
+	// ErrNotFound; EndSession ends it (signing out), on every replica at
+	// once; DeleteExpiredSessions drops the expired ones.
+	CreateSession(ctx context.Context, token string, s Session) error
+	Session(ctx context.Context, token string) (Session, error)
+	EndSession(ctx context.Context, token string, at time.Time) error
+	DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error)
 
 	// Engine names the database: "sqlite" or "postgres".
 	Engine() string
