@@ -293,7 +293,7 @@ var (
 
 func newContractTransport(t *testing.T, gwURL, simURL string) *contractTransport {
 	t.Helper()
-	contractOnce.Do(func() { contractDoc, contractErr = openapi.Load() })
+	contractOnce.Do(func() { contractDoc, contractErr = openapi.LoadSource() })
 	if contractErr != nil {
 		t.Fatalf("load contract: %v", contractErr)
 	}

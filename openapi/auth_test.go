@@ -91,23 +91,52 @@ func TestServeSaysWhatTheGatewayRequires(t *testing.T) {
 	}
 }
 
-// TestServeOpenYAMLKeepsTheRest: the open YAML is the written one without
-// the security schemes and with the empty requirement, nothing else.
+// TestServeOpenYAMLKeepsTheRest: the open YAML is the agents' contract
+// without the security schemes and with the empty requirement, nothing
+// else; so is the people's with the bearer scheme alone.
 func TestServeOpenYAMLKeepsTheRest(t *testing.T) {
-	d, err := openapi.Serve("", openapi.AuthOpen)
-	if err != nil {
-		t.Fatal(err)
-	}
-	written := string(openapi.YAML)
-	start := strings.Index(written, "\n  securitySchemes:\n")
-	end := strings.Index(written, "\n  parameters:\n")
-	if start < 0 || end < start {
-		t.Fatal("openapi.yaml: no securitySchemes before parameters")
-	}
-	want := written[:start] + written[end:]
-	want = strings.Replace(want, "\nsecurity:\n  - bearer_auth: []\n  - api_key: []\n", "\nsecurity:\n  - {}\n", 1)
-	if string(d.YAML) != want {
-		t.Error("the open YAML differs from the written one in more than its security")
+	for _, c := range []struct {
+		name  string
+		serve func(string, openapi.Auth) (openapi.Documents, error)
+		auth  openapi.Auth
+		text  string
+	}{
+		{"agents open", openapi.Serve, openapi.AuthOpen, "\nsecurity:\n  - {}\n"},
+		{"people bearer", openapi.ServePeople, openapi.AuthBearer, "\nsecurity:\n  - bearer_auth: []\n"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			keys, err := c.serve("", openapi.AuthKeys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d, err := c.serve("", c.auth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(d.YAML), c.text) {
+				t.Errorf("the YAML does not say %q", c.text)
+			}
+			if c.auth == openapi.AuthOpen && strings.Contains(string(d.YAML), "securitySchemes") {
+				t.Error("the open YAML declares security schemes")
+			}
+			// Apart from the security, the same document.
+			var docs []string
+			for _, b := range [][]byte{keys.YAML, d.YAML} {
+				doc, err := openapi3.NewLoader().LoadFromData(b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				doc.Security, doc.Components.SecuritySchemes = nil, nil
+				j, err := json.Marshal(doc)
+				if err != nil {
+					t.Fatal(err)
+				}
+				docs = append(docs, string(j))
+			}
+			if docs[0] != docs[1] {
+				t.Error("the YAML differs from the one with keys in more than its security")
+			}
+		})
 	}
 }
 

@@ -13,10 +13,11 @@ import (
 
 const jsonType = "application/json"
 
-// Swagger returns the contract as a Swagger 2.0 JSON document, for connector
-// platforms that import only 2.0 (Power Platform custom connectors, Copilot
-// Studio, Salesforce External Services). When serverURL is not empty it gives
-// host, basePath and schemes; it must be an absolute http or https URL.
+// Swagger returns the agents' contract as a Swagger 2.0 JSON document, for
+// connector platforms that import only 2.0 (Power Platform custom
+// connectors, Copilot Studio, Salesforce External Services). When serverURL
+// is not empty it gives host, basePath and schemes; it must be an absolute
+// http or https URL.
 //
 // The 2.0 document differs from the contract where 2.0 cannot say the same:
 //   - operationIds are PascalCase (get_invoice becomes GetInvoice), as Power
@@ -28,15 +29,19 @@ const jsonType = "application/json"
 //     schema, instead of a reference to a shared response, and named
 //     examples are dropped (2.0 has one example per media type).
 func Swagger(serverURL string) ([]byte, error) {
-	if err := checkServerURL(serverURL); err != nil {
-		return nil, err
-	}
-	doc, err := Load()
+	b, err := YAMLFor(serverURL)
 	if err != nil {
 		return nil, err
 	}
-	if serverURL != "" {
-		doc.Servers = openapi3.Servers{{URL: serverURL}}
+	return toSwagger(b)
+}
+
+// toSwagger converts a contract in YAML, with its server and security, to
+// Swagger 2.0 JSON.
+func toSwagger(yamlDoc []byte) ([]byte, error) {
+	doc, err := parse(yamlDoc)
+	if err != nil {
+		return nil, err
 	}
 	for _, item := range doc.Paths.Map() {
 		for _, op := range item.Operations() {

@@ -86,7 +86,7 @@ func TestSwaggerDocument(t *testing.T) {
 // the 3.0 contract: same paths and methods, the PascalCase operationId,
 // typed parameters, the same statuses, and the Error schema on every error.
 func TestSwaggerOperations(t *testing.T) {
-	doc3 := load(t)
+	doc3 := agents(t)
 	doc2, _ := swagger(t, "")
 	if len(doc2.Paths) != len(doc3.Paths.Map()) {
 		t.Errorf("%d paths, want the contract's %d", len(doc2.Paths), len(doc3.Paths.Map()))
@@ -198,7 +198,7 @@ func checkSwaggerParameters(t *testing.T, doc *openapi2.T, at string, op *openap
 }
 
 func TestSwaggerDefinitions(t *testing.T) {
-	doc3 := load(t)
+	doc3 := agents(t)
 	doc2, _ := swagger(t, "")
 	if len(doc2.Definitions) != len(doc3.Components.Schemas) {
 		t.Errorf("%d definitions, want the contract's %d schemas", len(doc2.Definitions), len(doc3.Components.Schemas))
@@ -236,7 +236,7 @@ func TestSwaggerRoundTrip(t *testing.T) {
 	if err := doc3.Validate(t.Context()); err != nil {
 		t.Errorf("the 2.0 document converted back does not validate: %v", err)
 	}
-	if n, want := len(doc3.Paths.Map()), len(load(t).Paths.Map()); n != want {
+	if n, want := len(doc3.Paths.Map()), len(agents(t).Paths.Map()); n != want {
 		t.Errorf("%d paths after the round trip, want %d", n, want)
 	}
 }

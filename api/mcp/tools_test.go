@@ -13,7 +13,7 @@ import (
 // marks x-erpgate-audience: people never become tools, and that every other
 // operation does.
 func TestPeopleOperationsAreNoTools(t *testing.T) {
-	doc, err := openapi.Load()
+	doc, err := openapi.LoadSource()
 	if err != nil {
 		t.Fatal(err)
 	}
