@@ -12,10 +12,11 @@ import (
 const scopeExtension = "x-erpgate-scope"
 
 // TestContractNamesTheScopeEachOperationNeeds checks that the scope the
-// contract gives each operation (its x-erpgate-scope, which /docs shows)
-// is the one the gateway asks for, and that no operation lacks one.
+// contracts give each operation (its x-erpgate-scope in openapi.yaml, the
+// source of the agents' contract and the people's, which /docs shows) is
+// the one the gateway asks for, and that no operation lacks one.
 func TestContractNamesTheScopeEachOperationNeeds(t *testing.T) {
-	doc, err := openapi.Load()
+	doc, err := openapi.LoadSource()
 	if err != nil {
 		t.Fatal(err)
 	}
