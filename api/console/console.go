@@ -65,8 +65,12 @@ type Options struct {
 	// Metrics, when set, gives the health page its retry figures.
 	// Default: none shown.
 	Metrics prometheus.Gatherer
-	// Contract is the API reference of /docs. Default: openapi.Load().
+	// Contract is the agents' contract /docs shows. Default:
+	// openapi.Load().
 	Contract *openapi3.T
+	// PeopleContract is the people's contract /docs shows as a part of its
+	// own. Default: openapi.LoadPeople().
+	PeopleContract *openapi3.T
 	// Secret signs the session cookies and the forms' CSRF tokens; at
 	// least MinSecretBytes. Replicas behind one load balancer need the same
 	// secret. Default: random, made at New, so sessions end when the
@@ -129,14 +133,19 @@ func New(opts Options) (*Console, error) {
 	if c.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
-	doc := opts.Contract
-	if doc == nil {
-		if doc, err = openapi.Load(); err != nil {
+	agents, people := opts.Contract, opts.PeopleContract
+	if agents == nil {
+		if agents, err = openapi.Load(); err != nil {
 			return nil, err
 		}
 	}
-	if c.docs, err = c.renderDocs(doc); err != nil {
-		return nil, err
+	if people == nil {
+		if people, err = openapi.LoadPeople(); err != nil {
+			return nil, err
+		}
+	}
+	if c.docs, err = c.renderDocs(agents, people); err != nil {
+		return nil, fmt.Errorf("console: /docs: %w", err)
 	}
 	return c, nil
 }

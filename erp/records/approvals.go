@@ -234,8 +234,14 @@ func (s *sqlStore) Approval(ctx context.Context, id string) (Approval, error) {
 // changes besides; when the update changes nothing, the approval as it is
 // tells why.
 func (s *sqlStore) DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error) {
-	if status != ApprovalApproved && status != ApprovalRejected {
+	if status != ApprovalApproved && status != ApprovalRejected && status != ApprovalSentBack {
 		return Approval{}, fmt.Errorf("records: decide approval: status %q is not a decision", status)
+	}
+	// An approval sent back is not the answer to its proposal any more:
+	// the agent's new request, answering the question, is a new approval.
+	dedupe := "dedupe"
+	if status == ApprovalSentBack {
+		dedupe = "''"
 	}
 	invoice, err := s.invoiceOf(ctx, approvalIDs, id)
 	if err != nil {
@@ -250,7 +256,7 @@ func (s *sqlStore) DecideApproval(ctx context.Context, id, status, decidedBy, re
 			return err
 		}
 		a, err = scanApproval(tx.QueryRowContext(ctx, s.d.rebind(`UPDATE approvals
-			SET status = ?, decided_by = ?, decision_reason = ?, decided_at = ?
+			SET status = ?, decided_by = ?, decision_reason = ?, decided_at = ?, dedupe = `+dedupe+`
 			WHERE id = ? AND status = 'pending' AND requested_by <> ?
 			RETURNING `+approvalCols),
 			status, decidedBy, reason, s.d.timeArg(at), n, decidedBy))

@@ -40,6 +40,10 @@ const (
 	// ApprovalSuperseded: another approval of the invoice took its place,
 	// requested before this one was decided, or approved after it was.
 	ApprovalSuperseded = "superseded"
+	// ApprovalSentBack: a person sent it back to the agent with a question
+	// (DecisionReason) instead of deciding it; the agent answers with a new
+	// request. It gives its Dedupe up, as a superseded approval does.
+	ApprovalSentBack = "sent_back"
 )
 
 // Approval is a request for a person's (or the routing's automatic)
@@ -49,7 +53,7 @@ type Approval struct {
 	InvoiceID      string
 	FiscalYear     string
 	CompanyCode    string
-	Status         string // ApprovalPending, ApprovalApproved, ApprovalRejected or ApprovalSuperseded
+	Status         string // ApprovalPending, ApprovalApproved, ApprovalRejected, ApprovalSuperseded or ApprovalSentBack
 	Approver       string // the approver group the routing chose, or "auto"
 	ProposedAction string
 	Justification  string
@@ -58,11 +62,11 @@ type Approval struct {
 	RequestedBy    string // the client that asked
 	RequestedAt    time.Time
 	DecidedBy      string    // empty while pending
-	DecisionReason string    // empty while pending
+	DecisionReason string    // empty while pending; for ApprovalSentBack, the question
 	DecidedAt      time.Time // zero while pending
 	// Dedupe is unique among approvals: a second CreateApproval with the
 	// same Dedupe returns the first approval. Empty: never deduplicated.
-	// A superseded approval gives its Dedupe up.
+	// A superseded or sent back approval gives its Dedupe up.
 	Dedupe string
 	// SupersededBy is the approval that superseded it; empty unless
 	// Status is ApprovalSuperseded.
@@ -366,17 +370,19 @@ type Store interface {
 	CreateApproval(ctx context.Context, a Approval, notify bool) (_ Approval, created bool, _ error)
 	// Approval returns the approval or ErrNotFound.
 	Approval(ctx context.Context, id string) (Approval, error)
-	// DecideApproval records the decision (status ApprovalApproved or
-	// ApprovalRejected) of a pending approval in one conditional update. It
+	// DecideApproval records the decision (status ApprovalApproved,
+	// ApprovalRejected or ApprovalSentBack, whose reason is the question
+	// for the agent) of a pending approval in one conditional update. It
 	// returns ErrNotFound, ErrSameRequester when decidedBy requested it, or
 	// ErrNotPending together with the approval as it is (decided, or
 	// superseded). An approval approved supersedes every other pending or
-	// approved approval of the invoice. The invoice's held hold that waits
-	// for the approval has it met, approved or rejected alike: a hold
-	// that awaits no goods receipt is released, one that does is due for
-	// its re-check at once. With Options.HoldEvents the decision queues a
-	// DeliveryApprovalDecided. All of it is one transaction, which moves
-	// the invoice's case.
+	// approved approval of the invoice; one sent back gives its Dedupe up,
+	// so that the proposal asked again is a new approval. The invoice's
+	// held hold that waits for the approval has it met, whatever the
+	// decision: a hold that awaits no goods receipt is released, one that
+	// does is due for its re-check at once. With Options.HoldEvents the
+	// decision queues a DeliveryApprovalDecided. All of it is one
+	// transaction, which moves the invoice's case.
 	DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error)
 	// ListApprovals returns approvals, newest first.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
