@@ -37,7 +37,7 @@ func (p *Process) RequestApproval(ctx context.Context, req ApprovalRequest) (App
 		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, CompanyCode: inv.CompanyCode,
 		Status: records.ApprovalPending, Approver: group, ProposedAction: req.ProposedAction,
 		Justification: req.Justification, Amount: amount, Currency: inv.Currency,
-		RequestedBy: req.Client, RequestedAt: now,
+		RequestedBy: req.Client, RequestedAt: now, SupplierID: inv.SupplierID,
 		Dedupe: Digest("approval", inv.ID, inv.FiscalYear, req.ProposedAction, amount.String(), inv.Currency),
 	}
 	if group == AutoApprover {

@@ -11,14 +11,14 @@ import (
 
 const approvalCols = `id, invoice_id, fiscal_year, company_code, status, approver, proposed_action,
 	justification, amount, currency, requested_by, requested_at, decided_by, decision_reason,
-	decided_at, dedupe, superseded_by`
+	decided_at, dedupe, superseded_by, supplier_id`
 
 func scanApproval(sc scanner) (Approval, error) {
 	var a Approval
 	var id int64
 	err := sc.Scan(&id, &a.InvoiceID, &a.FiscalYear, &a.CompanyCode, &a.Status, &a.Approver,
 		&a.ProposedAction, &a.Justification, &a.Amount, &a.Currency, &a.RequestedBy,
-		timeCol{&a.RequestedAt}, &a.DecidedBy, &a.DecisionReason, timeCol{&a.DecidedAt}, &a.Dedupe, &a.SupersededBy)
+		timeCol{&a.RequestedAt}, &a.DecidedBy, &a.DecisionReason, timeCol{&a.DecidedAt}, &a.Dedupe, &a.SupersededBy, &a.SupplierID)
 	a.ID = approvalIDs.format(id)
 	return a, err
 }
@@ -74,12 +74,12 @@ func (s *sqlStore) CreateApproval(ctx context.Context, a Approval, notify bool) 
 		}
 		id, ok, err := s.insertDeduped(ctx, tx, `INSERT INTO approvals (invoice_id, fiscal_year,
 			company_code, status, approver, proposed_action, justification, amount, currency,
-			requested_by, requested_at, decided_by, decision_reason, decided_at, dedupe)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			requested_by, requested_at, decided_by, decision_reason, decided_at, dedupe, supplier_id)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON CONFLICT (dedupe) WHERE dedupe <> '' DO NOTHING RETURNING id`,
 			a.InvoiceID, a.FiscalYear, a.CompanyCode, a.Status, a.Approver, a.ProposedAction,
 			a.Justification, a.Amount, a.Currency, a.RequestedBy, s.d.timeArg(a.RequestedAt),
-			a.DecidedBy, a.DecisionReason, s.d.timeArg(a.DecidedAt), a.Dedupe)
+			a.DecidedBy, a.DecisionReason, s.d.timeArg(a.DecidedAt), a.Dedupe, a.SupplierID)
 		if err != nil {
 			return err
 		}
@@ -315,8 +315,49 @@ func (s *sqlStore) DecideApproval(ctx context.Context, id, status, decidedBy, re
 	return a, nil
 }
 
-// ListApprovals returns approvals, newest first.
+// ListApprovals returns approvals, newest first, or oldest first with
+// f.OldestFirst. Ids are given in the order approvals are requested, so
+// id order is the order of waiting time.
 func (s *sqlStore) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error) {
+	w := approvalWhere(f)
+	order := " ORDER BY id DESC"
+	switch {
+	case f.OldestFirst && f.After != "":
+		n, err := approvalIDs.parse(f.After)
+		if err != nil {
+			return nil, err
+		}
+		w.add("id > ?", n)
+		order = " ORDER BY id"
+	case f.OldestFirst:
+		order = " ORDER BY id"
+	default:
+		if err := pageWhere(&w, approvalIDs, f.Page); err != nil {
+			return nil, err
+		}
+	}
+	rows, err := s.db.QueryContext(ctx, s.d.rebind("SELECT "+approvalCols+" FROM approvals"+w.String()+order+" LIMIT ?"),
+		append(w.args, pageLimit(f.Limit, defaultPage, maxPage))...)
+	if err != nil {
+		return nil, opErr("list approvals", err)
+	}
+	as, err := collect(rows, scanApproval)
+	return as, opErr("list approvals", err)
+}
+
+// CountApprovals counts the approvals f selects, of every page.
+func (s *sqlStore) CountApprovals(ctx context.Context, f ApprovalFilter) (int, error) {
+	w := approvalWhere(f)
+	var n int
+	if err := s.db.QueryRowContext(ctx, s.d.rebind("SELECT COUNT(*) FROM approvals"+w.String()), w.args...).Scan(&n); err != nil {
+		return 0, opErr("count approvals", err)
+	}
+	return n, nil
+}
+
+// approvalWhere is the WHERE of f's conditions, its page aside. An amount
+// is compared as a number on both engines (SQLite keeps it as text).
+func approvalWhere(f ApprovalFilter) where {
 	var w where
 	if f.Status != "" {
 		w.add("status = ?", f.Status)
@@ -324,14 +365,20 @@ func (s *sqlStore) ListApprovals(ctx context.Context, f ApprovalFilter) ([]Appro
 	if f.InvoiceID != "" {
 		w.add("invoice_id = ?", f.InvoiceID)
 	}
-	if err := pageWhere(&w, approvalIDs, f.Page); err != nil {
-		return nil, err
+	if f.Approver != "" {
+		w.add("approver = ?", f.Approver)
 	}
-	rows, err := s.db.QueryContext(ctx, s.d.rebind("SELECT "+approvalCols+" FROM approvals"+w.String()+" ORDER BY id DESC LIMIT ?"),
-		append(w.args, pageLimit(f.Limit, defaultPage, maxPage))...)
-	if err != nil {
-		return nil, opErr("list approvals", err)
+	if f.SupplierID != "" {
+		w.add("supplier_id = ?", f.SupplierID)
 	}
-	as, err := collect(rows, scanApproval)
-	return as, opErr("list approvals", err)
+	if f.MinAmount != nil {
+		w.add("CAST(amount AS NUMERIC) >= CAST(? AS NUMERIC)", f.MinAmount.String())
+	}
+	if f.MaxAmount != nil {
+		w.add("CAST(amount AS NUMERIC) <= CAST(? AS NUMERIC)", f.MaxAmount.String())
+	}
+	if f.NotRequestedBy != "" {
+		w.add("requested_by <> ?", f.NotRequestedBy)
+	}
+	return w
 }

@@ -71,12 +71,28 @@ type Approval struct {
 	// SupersededBy is the approval that superseded it; empty unless
 	// Status is ApprovalSuperseded.
 	SupersededBy string
+	// SupplierID is the supplier of the invoice when it was requested;
+	// empty for approvals kept before the store recorded it.
+	SupplierID string
 }
 
 // ApprovalFilter selects approvals for a list; zero fields select all.
 type ApprovalFilter struct {
 	Status    string
 	InvoiceID string
+	// Approver is the approver group.
+	Approver   string
+	SupplierID string
+	// MinAmount and MaxAmount bound the amount, both included, whatever
+	// the currency; nil bounds nothing.
+	MinAmount, MaxAmount *decimal.Decimal
+	// NotRequestedBy leaves out the approvals that client requested: what
+	// remains is what it may decide.
+	NotRequestedBy string
+	// OldestFirst lists in the order the approvals were requested, the
+	// one waiting longest first, instead of newest first; Page.After is
+	// then the id of the last record of the previous page all the same.
+	OldestFirst bool
 	Page
 }
 
@@ -384,8 +400,12 @@ type Store interface {
 	// decision queues a DeliveryApprovalDecided. All of it is one
 	// transaction, which moves the invoice's case.
 	DecideApproval(ctx context.Context, id, status, decidedBy, reason string, at time.Time) (Approval, error)
-	// ListApprovals returns approvals, newest first.
+	// ListApprovals returns approvals, newest first, or oldest first
+	// with f.OldestFirst.
 	ListApprovals(ctx context.Context, f ApprovalFilter) ([]Approval, error)
+	// CountApprovals counts the approvals f selects, of every page:
+	// f.Page and f.OldestFirst are ignored.
+	CountApprovals(ctx context.Context, f ApprovalFilter) (int, error)
 
 	// CreateHold stores h with a new id (deduplicated as CreateApproval),
 	// with a "placed" event. When the invoice has a held hold, h is merged
