@@ -161,7 +161,10 @@ type Server struct {
 	records  records.Store
 	// ap runs the accounts-payable steps that take more than one ERP
 	// call: the handlers of match, approval, posting, hold and handover.
-	ap              *erp.Process
+	ap *erp.Process
+	// tolerance is the three-way match's, which the evidence read judges
+	// by too.
+	tolerance       erp.Tolerance
 	metrics         *Metrics
 	log             *slog.Logger
 	maxBody         int64
@@ -243,6 +246,7 @@ func NewServer(opts Options) (*Server, error) {
 		ap: erp.NewProcess(invoices, erp.ProcessOptions{Records: opts.Records, Tolerance: opts.Tolerance,
 			Routing: opts.Routing, NotifyApprovals: opts.NotifyApprovals, NotifyHandovers: opts.NotifyHandovers,
 			Now: opts.Now}),
+		tolerance:  opts.Tolerance,
 		metrics:    opts.Metrics,
 		log:        opts.Logger,
 		maxBody:    opts.MaxBodyBytes,
