@@ -49,18 +49,19 @@ func redact(s string) string {
 	return name + ":…"
 }
 
-// anonymous is the client when no credentials are configured.
-var anonymous = Credential{Name: "anonymous", Scopes: Scopes}
+// anonymous is the client of a call without credentials to a gateway
+// configured with none (Options.Credentials, OAuth): an agent, with the
+// agents' scopes only, so that it can never decide an approval, list the
+// queues or read the audit log.
+var anonymous = Credential{Name: "anonymous", Scopes: []string{ScopeRead, ScopeWrite, ScopePost}}
 
 // identify finds the client by its API key, sent as "Authorization:
 // Bearer <key>" or "X-API-Key: <key>", or, when the server takes OAuth
 // access tokens, by the JWT access token sent as "Authorization: Bearer
 // <token>". Keys are compared by hash in constant time. With neither keys
-// nor OAuth configured every caller is anonymous.
+// nor OAuth configured a call without a key is anonymous, and a call with
+// one is the demonstration person it belongs to (Options.DemoPeople).
 func (s *Server) identify(r *http.Request) (*Credential, error) {
-	if len(s.creds) == 0 && s.oauth == nil {
-		return &anonymous, nil
-	}
 	if c := delegated(r); c != nil {
 		return c, nil // delegate.go: the console's request for a signed-in person
 	}
@@ -68,6 +69,9 @@ func (s *Server) identify(r *http.Request) (*Credential, error) {
 	bearer := false
 	if auth := r.Header.Get("Authorization"); key == "" && len(auth) > 7 && strings.EqualFold(auth[:7], "bearer ") {
 		key, bearer = strings.TrimSpace(auth[7:]), true
+	}
+	if s.open && key == "" {
+		return &anonymous, nil
 	}
 	if bearer && s.oauth != nil && looksLikeJWT(key) {
 		return s.oauth.authenticate(r.Context(), key)
@@ -129,9 +133,9 @@ func authFailReason(r *http.Request, err error) string {
 	return "unknown_key"
 }
 
-// authenticated reports whether callers are known by their credentials,
-// not all anonymous.
-func (s *Server) authenticated() bool { return len(s.creds) > 0 || s.oauth != nil }
+// authenticated reports whether every caller needs credentials: a gateway
+// configured with none (open) serves a call without them as anonymous.
+func (s *Server) authenticated() bool { return !s.open }
 
 // refuseUnauthenticated writes the refusal of a request identify refused,
 // with the WWW-Authenticate of OAuth, outside the operations' pipeline.

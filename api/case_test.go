@@ -215,7 +215,7 @@ func TestOneOpenHoldAndOneOpenApproval(t *testing.T) {
 				t.Errorf("pending approvals %v %v, want one", pending, err)
 			}
 			r := b.do("POST", "/approvals/"+first["approval_id"].(string)+"/decision", map[string]any{"decision": "approve",
-				"reason": "Checked against the supplier's statement.", "decided_by": "m.keller"})
+				"reason": "Checked against the supplier's statement."}, as("m.keller"))
 			d := wantError(t, r, 409, "APPROVAL_SUPERSEDED", "fix_input_and_retry")
 			if d["superseded_by"] != second["approval_id"] {
 				t.Errorf("APPROVAL_SUPERSEDED details %v", d)

@@ -253,18 +253,21 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 	})
 
 	t.Run("APPROVAL_DECIDED and SEGREGATION_OF_DUTIES", func(t *testing.T) {
-		s := newStack(t)
+		// A clerk whose key may both request and decide, beside the people.
+		s := newStack(t, withOptions(func(o *api.Options) {
+			o.Credentials = append(demoPeople(t), credential(t, "clerk", demoKey("clerk"), "read", "write", "approve"))
+		}))
 		r := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
-			"justification": "Unit price 8 % over the PO; supplier cites a surcharge."})
+			"justification": "Unit price 8 % over the PO; supplier cites a surcharge."}, as("clerk"))
 		id := r.json(t)["approval_id"].(string)
 		d := check(t, s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve",
-			"reason": "Fine by me.", "decided_by": "anonymous"}), 409, "SEGREGATION_OF_DUTIES", "route_to_person")
+			"reason": "Fine by me."}, as("clerk")), 409, "SEGREGATION_OF_DUTIES", "route_to_person")
 		if d["approval_id"] != id || d["approver"] != "ap_manager" || d["reason"] != "same_requester" {
 			t.Errorf("details %v", d)
 		}
 		s.decide(id, "reject", "m.keller")
 		d = check(t, s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve",
-			"reason": "Overruled.", "decided_by": "j.doe"}), 409, "APPROVAL_DECIDED", "stop_and_escalate")
+			"reason": "Overruled."}, as("j.doe")), 409, "APPROVAL_DECIDED", "stop_and_escalate")
 		if d["status"] != "rejected" || d["reason"] != "not_pending" {
 			t.Errorf("details %v", d)
 		}
@@ -277,7 +280,7 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		second := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "correct_amount",
 			"corrected_amount": "12500.00", "justification": "Correct the invoice to the PO price."}).json(t)["approval_id"].(string)
 		d := check(t, s.do("POST", "/approvals/"+first+"/decision", map[string]any{"decision": "approve",
-			"reason": "Fine by me.", "decided_by": "m.keller"}), 409, "APPROVAL_SUPERSEDED", "fix_input_and_retry")
+			"reason": "Fine by me."}, as("m.keller")), 409, "APPROVAL_SUPERSEDED", "fix_input_and_retry")
 		if d["approval_id"] != first || d["superseded_by"] != second || d["status"] != "superseded" {
 			t.Errorf("details %v", d)
 		}

@@ -145,15 +145,14 @@ func TestToleranceExceededNeedsAPerson(t *testing.T) {
 		t.Errorf("details %v, want reason pending and the approval id", d)
 	}
 	golden(t, "approval_pending", r)
-	// The requester cannot decide its own request.
-	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve", "reason": "Looks fine to me.",
-		"decided_by": "anonymous"})
-	if d := wantError(t, r, 409, "SEGREGATION_OF_DUTIES", "route_to_person"); d["approver"] != "ap_manager" || d["approval_id"] != id {
-		t.Errorf("details %v, want the approver group and the approval id", d)
+	// The requester, an agent without a key, cannot decide its own
+	// request, nor name a person to decide for it.
+	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "approve", "reason": "Looks fine to me."})
+	if d := wantError(t, r, 409, "SCOPE_MISSING", "route_to_person"); d["scope"] != "approve" {
+		t.Errorf("details %v, want the approve scope", d)
 	}
 	s.decide(id, "approve", "m.keller")
-	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "reject", "reason": "Second thoughts.",
-		"decided_by": "j.doe"})
+	r = s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "reject", "reason": "Second thoughts."}, as("j.doe"))
 	if d := wantError(t, r, 409, "APPROVAL_DECIDED", "stop_and_escalate"); d["status"] != "approved" {
 		t.Errorf("details %v, want status approved", d)
 	}

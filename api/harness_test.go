@@ -76,6 +76,9 @@ func newStack(t *testing.T, opts ...stackOption) *stack {
 	if o.Records == nil {
 		o.Records, _ = recordstest.SQLite(t)
 	}
+	if o.DemoPeople == nil {
+		o.DemoPeople = demoPeople(t)
+	}
 	s.records = o.Records
 	s.sim = sim.New(so)
 	simSrv := httptest.NewServer(s.sim)
@@ -94,6 +97,9 @@ func (s *stack) twin(opts ...stackOption) *stack {
 	var so sim.Options
 	for _, f := range opts {
 		f(&o, &p, &so)
+	}
+	if o.DemoPeople == nil {
+		o.DemoPeople = demoPeople(s.t)
 	}
 	tw := &stack{t: s.t, sim: s.sim, simURL: s.simURL, metrics: o.Metrics, records: o.Records}
 	tw.startGateway(o, p)
@@ -394,11 +400,31 @@ func testRecords(t testing.TB) records.Store {
 	return s
 }
 
-// decide records a person's decision on an approval through the gateway.
+// demoPeople are the people of a test gateway without credentials
+// (Options.DemoPeople), each known by the key as(name) sends: m.keller
+// decides and works the queues, j.doe decides, a.auditor reads the audit
+// log.
+func demoPeople(t *testing.T) []api.Credential {
+	return []api.Credential{
+		credential(t, "m.keller", demoKey("m.keller"), api.ScopeApprove, api.ScopeReview),
+		credential(t, "j.doe", demoKey("j.doe"), api.ScopeApprove),
+		credential(t, "a.auditor", demoKey("a.auditor"), api.ScopeAudit),
+	}
+}
+
+// demoKey is the API key of the demonstration person name in a test
+// gateway.
+func demoKey(name string) string { return "demo-key-of-" + name }
+
+// as is the header that makes a call the demonstration person name's.
+func as(name string) string { return "X-API-Key: " + demoKey(name) }
+
+// decide records a person's decision on an approval through the gateway,
+// as that person.
 func (s *stack) decide(id, decision, by string) {
 	s.t.Helper()
 	r := s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": decision,
-		"reason": "Checked against the supplier's statement.", "decided_by": by})
+		"reason": "Checked against the supplier's statement."}, as(by))
 	if r.status != http.StatusOK {
 		s.t.Fatalf("decision on %s: %d %s", id, r.status, r.body)
 	}

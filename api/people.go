@@ -22,10 +22,10 @@ type approvalDecider interface {
 // decisions are the answers a person can give.
 var decisions = []string{"approve", "reject"}
 
-// handleDecideApproval records a person's decision. With API keys the
-// decider is the client; without them (a demonstration set-up) the body's
-// decided_by names the person. Either way the requester cannot decide.
-func handleDecideApproval(d approvalDecider, authenticated bool, kick func()) operationFunc {
+// handleDecideApproval records a person's decision. The decider is always
+// the client, a person known by their key (or the console's person signed
+// in with theirs); the body names no one. The requester cannot decide.
+func handleDecideApproval(d approvalDecider, kick func()) operationFunc {
 	return func(r *http.Request, body []byte) (any, error) {
 		id := chi.URLParam(r, "approval_id")
 		if err := checkID("approval_id", id, approvalIDPattern, "the approval_id returned by request_approval"); err != nil {
@@ -42,17 +42,6 @@ func handleDecideApproval(d approvalDecider, authenticated bool, kick func()) op
 			return nil, err
 		}
 		by := recordFrom(r.Context()).client
-		switch {
-		case req.DecidedBy != "" && authenticated && req.DecidedBy != by:
-			return nil, errmap.Invalid("decided_by", "must be left out or name this client: the decider is who holds the key")
-		case req.DecidedBy != "":
-			if err := checkText("decided_by", req.DecidedBy, 2, 80); err != nil {
-				return nil, err
-			}
-			by = req.DecidedBy
-		case !authenticated:
-			return nil, errmap.Invalid("decided_by", "is required: name the person deciding")
-		}
 		a, err := d.DecideApproval(r.Context(), id, erp.Decision{Approve: req.Decision == "approve", By: by, Reason: req.Reason})
 		if err != nil {
 			return nil, err

@@ -5,8 +5,10 @@ const (
 	// AuthRequired: API keys or OAuth access tokens are configured; a
 	// caller without valid ones is UNAUTHENTICATED.
 	AuthRequired = "required"
-	// AuthOpen: neither is configured; every caller is served, with every
-	// scope.
+	// AuthOpen: neither is configured; a caller without credentials is
+	// served as the agent anonymous (scopes read, write and post), and
+	// only the demonstration people's keys (Options.DemoPeople) reach the
+	// operations of people.
 	AuthOpen = "open"
 )
 

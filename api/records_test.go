@@ -124,11 +124,11 @@ func TestRecordsSurviveARestart(t *testing.T) {
 			if h, err := reopened.Hold(context.Background(), hold.json(t)["hold_id"].(string)); err != nil || h.Status != records.HoldHeld {
 				t.Errorf("hold after the restart: %+v, %v", h, err)
 			}
-			list := after.do("GET", "/handovers?queue=procurement", nil)
+			list := after.do("GET", "/handovers?queue=procurement", nil, as("m.keller"))
 			if list.status != 200 || !strings.Contains(string(list.body), ho.json(t)["handover_id"].(string)) {
 				t.Errorf("handovers after the restart: %d %s", list.status, list.body)
 			}
-			audit := after.do("GET", "/audit?invoice_id=5105600102", nil)
+			audit := after.do("GET", "/audit?invoice_id=5105600102", nil, as("a.auditor"))
 			if audit.status != 200 || !strings.Contains(string(audit.body), `"operation":"request_approval"`) {
 				t.Errorf("audit after the restart: %d %s", audit.status, audit.body)
 			}
@@ -241,11 +241,11 @@ func TestAuditShowsTheDecision(t *testing.T) {
 		Operation: "resolve_handover", InvoiceID: "5105600102", Outcome: "OK", RequestID: "req-note", Note: "Paid after the call."}); err != nil {
 		t.Fatal(err)
 	}
-	entries := s.do("GET", "/audit?invoice_id=5105600102", nil).json(t)["entries"].([]any)
+	entries := s.do("GET", "/audit?invoice_id=5105600102", nil, as("a.auditor")).json(t)["entries"].([]any)
 	var decided, noted bool
 	for _, e := range entries {
 		m := e.(map[string]any)
-		decided = decided || m["operation"] == "decide_approval" && m["approval_id"] == id && m["client"] == "anonymous"
+		decided = decided || m["operation"] == "decide_approval" && m["approval_id"] == id && m["client"] == "m.keller"
 		noted = noted || m["note"] == "Paid after the call."
 	}
 	if !decided || !noted {

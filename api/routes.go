@@ -93,6 +93,8 @@ func (s *Server) routes(r chi.Router) {
 		r.Get("/openapi.json", s.handleContract("application/json", s.contractJSON, s.flatContract()))
 		r.Get("/openapi.yaml", s.handleContract("application/yaml", s.contractYAML, nil))
 		r.Get("/swagger.json", s.handleContract("application/json", s.contractSwagger, nil))
+		r.Get("/people/openapi.json", s.handleContract("application/json", s.peopleJSON, nil))
+		r.Get("/people/openapi.yaml", s.handleContract("application/yaml", s.peopleYAML, nil))
 		r.Get(resourceMetadataPath, s.handleResourceMetadata) // oauth.go: RFC 9728, only with Options.OAuth
 
 		// Every operation is these steps, each in its own file, around the
@@ -130,7 +132,7 @@ func (s *Server) routes(r chi.Router) {
 		// handovers, auditors read the log.
 		records := s.records
 		r.Method(http.MethodGet, "/approvals", serve(opListApprovals, handleListApprovals(records)))
-		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, s.authenticated(), s.kick)))
+		r.Method(http.MethodPost, "/approvals/{approval_id}/decision", serve(opDecideApproval, handleDecideApproval(ap, s.kick)))
 		r.Method(http.MethodGet, "/handovers", serve(opListHandovers, handleListHandovers(records)))
 		r.Method(http.MethodGet, "/audit", serve(opGetAudit, handleGetAudit(records)))
 	})

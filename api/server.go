@@ -37,9 +37,16 @@ type Options struct {
 	Logger *slog.Logger
 	// MaxBodyBytes bounds a request body. Default 64 KiB.
 	MaxBodyBytes int64
-	// Credentials are the clients allowed to call the tools. Empty: no
-	// authentication, every caller has every scope.
+	// Credentials are the clients allowed to call the tools. Empty, and
+	// without OAuth: the gateway is open, and serves a call without
+	// credentials as the agent anonymous, with the scopes read, write and
+	// post only.
 	Credentials []Credential
+	// DemoPeople are, in an open gateway, the people known by their API
+	// keys beside the anonymous agent: the console signs them in, and the
+	// operations of people take their keys. Ignored beside Credentials or
+	// OAuth.
+	DemoPeople []Credential
 	// OAuth, when set, takes OAuth 2.1 access tokens beside the API keys
 	// and serves the protected resource metadata (oauth.go).
 	OAuth *OAuth
@@ -109,9 +116,13 @@ type Options struct {
 	// a call with a new key beyond it is RATE_LIMITED. Default 10000; a
 	// negative value turns the cap off.
 	MaxKeysPerClient int
-	// ContractJSON and ContractYAML are served at /openapi.json and
-	// /openapi.yaml. Default: 404.
+	// ContractJSON and ContractYAML are the agents' contract, served at
+	// /openapi.json and /openapi.yaml. Default: 404.
 	ContractJSON, ContractYAML []byte
+	// PeopleContractJSON and PeopleContractYAML are the people's contract,
+	// served at /people/openapi.json and /people/openapi.yaml. Default:
+	// 404.
+	PeopleContractJSON, PeopleContractYAML []byte
 	// ContractSwagger is the Swagger 2.0 copy served at /swagger.json, for
 	// platforms that import only Swagger 2.0. Default: 404.
 	ContractSwagger []byte
@@ -170,6 +181,7 @@ type Server struct {
 	maxBody         int64
 	maxHeader       int
 	creds           []Credential
+	open            bool // no Credentials, no OAuth: a call without a key is anonymous
 	oauth           *resourceServer
 	postScope       bool
 	protectOps      bool
@@ -181,6 +193,8 @@ type Server struct {
 	contractJSON    []byte
 	contractYAML    []byte
 	contractSwagger []byte
+	peopleJSON      []byte
+	peopleYAML      []byte
 	ready           func(context.Context) error
 	breakers        func() map[erp.Service]string
 	now             func() time.Time
@@ -252,6 +266,7 @@ func NewServer(opts Options) (*Server, error) {
 		maxBody:    opts.MaxBodyBytes,
 		maxHeader:  opts.MaxHeaderBytes,
 		creds:      opts.Credentials,
+		open:       len(opts.Credentials) == 0 && opts.OAuth == nil,
 		postScope:  opts.PostScope,
 		protectOps: opts.ProtectOps,
 		runs:       runs.NewGuard(opts.RunStore, opts.Runs, opts.Now, opts.Metrics),
@@ -260,6 +275,8 @@ func NewServer(opts Options) (*Server, error) {
 		contractJSON:    opts.ContractJSON,
 		contractYAML:    opts.ContractYAML,
 		contractSwagger: opts.ContractSwagger,
+		peopleJSON:      opts.PeopleContractJSON,
+		peopleYAML:      opts.PeopleContractYAML,
 		ready:           opts.Ready,
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
@@ -272,6 +289,9 @@ func NewServer(opts Options) (*Server, error) {
 		if s.oauth, err = newResourceServer(*opts.OAuth, opts.Now); err != nil {
 			return nil, err
 		}
+	}
+	if s.open {
+		s.creds = opts.DemoPeople
 	}
 	if opts.RateLimit > 0 {
 		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))

@@ -169,7 +169,6 @@ type approvalResponse struct {
 type decisionRequest struct {
 	Decision       string `json:"decision"`
 	Reason         string `json:"reason"`
-	DecidedBy      string `json:"decided_by,omitempty"`
 	IdempotencyKey string `json:"idempotency_key,omitempty"`
 }
 

@@ -20,7 +20,7 @@ func TestPeopleOperationsCannotBeCalled(t *testing.T) {
 	}
 	people := map[string]map[string]any{
 		"list_approvals":  {},
-		"decide_approval": {"approval_id": "A0000001", "decision": "approve", "reason": "Looks fine to me.", "decided_by": "agent"},
+		"decide_approval": {"approval_id": "A0000001", "decision": "approve", "reason": "Looks fine to me."},
 		"list_handovers":  {},
 		"get_audit":       {},
 	}

@@ -101,10 +101,11 @@ type Config struct {
 	RedisURL string
 
 	// PublicURL is the absolute URL clients reach the gateway at, written
-	// into the contract served at /openapi.json, /openapi.yaml and
-	// /swagger.json. Empty serves no contract. The contract's security
-	// says what Credentials and OAuthIssuer make the gateway require: with
-	// neither, nothing.
+	// into the agents' contract served at /openapi.json, /openapi.yaml and
+	// /swagger.json and the people's at /people/openapi.json and
+	// /people/openapi.yaml. Empty serves no contract. The agents'
+	// contract's security says what Credentials and OAuthIssuer make the
+	// gateway require: with neither, nothing.
 	PublicURL string
 
 	// The settings of the API, as in api.Options: zero values take its
@@ -248,11 +249,14 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		readERPServices(ctx, client, cfg, logger)
 	}
 
-	// The served contract's security says what the gateway takes.
-	var contract openapi.Documents
+	// The served contracts' security says what the gateway takes.
+	var contract, people openapi.Documents
 	if cfg.PublicURL != "" {
 		if contract, err = openapi.Serve(cfg.PublicURL, contractAuth(cfg)); err != nil {
 			return nil, fmt.Errorf("load the contract: %w", err)
+		}
+		if people, err = openapi.ServePeople(cfg.PublicURL, peopleAuth(cfg)); err != nil {
+			return nil, fmt.Errorf("load the people's contract: %w", err)
 		}
 	}
 
@@ -305,6 +309,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
 		ContractJSON: contract.JSON, ContractYAML: contract.YAML, ContractSwagger: contract.Swagger,
+		PeopleContractJSON: people.JSON, PeopleContractYAML: people.YAML,
 		BreakerStates: g.runner.BreakerStates,
 	})
 	if err != nil {
@@ -351,6 +356,17 @@ func contractAuth(cfg Config) openapi.Auth {
 		return openapi.AuthBearer
 	}
 	return openapi.AuthOpen
+}
+
+// peopleAuth is what the people's operations take, as the people's
+// contract says: API keys (the demonstration people's too, in a gateway
+// without -api-keys), or OAuth access tokens alone. Every operation of
+// people needs a person's credentials.
+func peopleAuth(cfg Config) openapi.Auth {
+	if len(cfg.Credentials) == 0 && cfg.OAuthIssuer != "" {
+		return openapi.AuthBearer
+	}
+	return openapi.AuthKeys
 }
 
 // apiFirst serves a request for a clean path that is not the console's
