@@ -23,8 +23,12 @@ var ErrNoKeys = errors.New("api: no API keys are configured")
 
 // SignIn returns the configured client whose API key is key (compared by
 // hash in constant time), or UNAUTHENTICATED. OAuth access tokens do not
-// sign in: a session would outlive them.
-func (s *Server) SignIn(key string) (Credential, error) {
+// sign in: a session would outlive them. A wrong key counts against the
+// source address of r as a failed authentication at the API does
+// (Options.AuthFailLimit), in the same count: once it is spent the answer
+// is RATE_LIMITED, at the API and here alike. A right key still signs in,
+// as it still calls the API.
+func (s *Server) SignIn(r *http.Request, key string) (Credential, error) {
 	if len(s.creds) == 0 {
 		return Credential{}, ErrNoKeys
 	}
@@ -36,7 +40,11 @@ func (s *Server) SignIn(key string) (Credential, error) {
 		}
 	}
 	if found == nil || key == "" {
-		return Credential{}, refusal.Unauthenticated{OAuth: s.oauth != nil}
+		reason := "unknown_key"
+		if key == "" {
+			reason = "missing"
+		}
+		return Credential{}, s.authRefusal(r, reason, refusal.Unauthenticated{OAuth: s.oauth != nil})
 	}
 	return *found, nil
 }

@@ -6,10 +6,11 @@
 // sheet are embedded in the binary; nothing is loaded from another site,
 // and the pages work without JavaScript.
 //
-// A person signs in with an API key that carries the approve or review
-// scope; an agent's key carries neither and cannot sign in. The session is
-// an HMAC-signed cookie (session.go), so that any replica holding the same
-// secret serves it. Decisions go through the gateway's own
+// A person signs in with an API key that carries the approve, review or
+// audit scope; an agent's key carries none of them and cannot sign in. The
+// session is kept in the records store, its token in a signed cookie
+// (session.go), so that any replica sharing the store serves it and
+// signing out ends it on all of them. Decisions go through the gateway's own
 // decide_approval operation (api.Server.ServeAs), with its scope check,
 // audit row and segregation of duties; the console decides nothing itself.
 package console
@@ -25,6 +26,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strings"
 	"time"
 
@@ -45,8 +48,10 @@ var styleSheet []byte
 // Gateway is what the console asks of the API server (api.Server): the
 // person behind a key, and requests served as that person.
 type Gateway interface {
-	// SignIn returns the client whose API key is key.
-	SignIn(key string) (api.Credential, error)
+	// SignIn returns the client whose API key is key; a wrong key counts
+	// against r's source address as a failed authentication at the API
+	// does, and is RATE_LIMITED once the address's failures are spent.
+	SignIn(r *http.Request, key string) (api.Credential, error)
 	// ClientNamed returns the configured client named name.
 	ClientNamed(name string) (api.Credential, bool)
 	// ServeAs serves r through the API's router as the client named name.
@@ -78,6 +83,15 @@ type Options struct {
 	Secret []byte
 	// SessionTTL is how long a session lasts after sign-in. Default 8h.
 	SessionTTL time.Duration
+	// PublicURL is the URL people reach the gateway at (-public-url). When
+	// it is https every cookie is Secure, also behind a proxy that
+	// terminates TLS and forwards plain HTTP. Default: Secure on a request
+	// that came over TLS, or through TrustedProxies saying so.
+	PublicURL string
+	// TrustedProxies are the reverse proxies (-trusted-proxies) whose
+	// X-Forwarded-Proto: https makes the cookies Secure; the header of any
+	// other peer is ignored. Default: none.
+	TrustedProxies []netip.Prefix
 	// PageSize is the rows of a list page. Default 25.
 	PageSize int
 	// Logger receives the console's failures. Default: discard.
@@ -104,6 +118,10 @@ type Console struct {
 	now      func() time.Time
 	pages    map[string]*template.Template
 	docs     []byte // /docs, rendered once at New
+
+	// secureAlways and trustedProxies: see Console.secure.
+	secureAlways   bool
+	trustedProxies []netip.Prefix
 }
 
 // New returns the console over opts.
@@ -113,7 +131,14 @@ func New(opts Options) (*Console, error) {
 	}
 	c := &Console{gw: opts.Gateway, records: opts.Records, metrics: opts.Metrics,
 		ttl: cmp.Or(opts.SessionTTL, DefaultSessionTTL), pageSize: cmp.Or(opts.PageSize, 25),
-		log: opts.Logger, now: opts.Now}
+		log: opts.Logger, now: opts.Now, trustedProxies: opts.TrustedProxies}
+	if opts.PublicURL != "" {
+		u, err := url.Parse(opts.PublicURL)
+		if err != nil {
+			return nil, fmt.Errorf("console: Options.PublicURL: %w", err)
+		}
+		c.secureAlways = strings.EqualFold(u.Scheme, "https")
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -205,8 +230,9 @@ func (c *Console) serveDocs(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write(c.docs)
 }
 
-// home sends a signed-in person to the first page their scopes open, and
-// anyone else to the sign-in.
+// home sends a signed-in person to the first page their scopes open (the
+// handovers for review, the approvals for approve, the audit log for
+// audit), and anyone else to the sign-in.
 func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 	p, ok := c.session(r)
 	switch {
@@ -214,8 +240,10 @@ func (c *Console) home(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/console/sign-in", http.StatusSeeOther)
 	case p.Has(api.ScopeReview):
 		http.Redirect(w, r, "/console/handovers", http.StatusSeeOther)
-	default:
+	case p.Has(api.ScopeApprove):
 		http.Redirect(w, r, "/console/approvals", http.StatusSeeOther)
+	default:
+		http.Redirect(w, r, "/console/audit", http.StatusSeeOther)
 	}
 }
 

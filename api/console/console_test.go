@@ -21,10 +21,6 @@ import (
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/console"
 	"github.com/erpgate/erpgate/erp/records"
-	"github.com/erpgate/erpgate/erp/records/recordstest"
-	"github.com/erpgate/erpgate/erp/sap"
-	"github.com/erpgate/erpgate/erp/sim"
-	"github.com/erpgate/erpgate/retry"
 )
 
 // The keys of the test's clients: an agent, two approvers and a reviewer.
@@ -49,39 +45,7 @@ type site struct {
 
 func newSite(t testing.TB, opts ...func(*console.Options)) *site {
 	t.Helper()
-	simSrv := httptest.NewServer(sim.New(sim.Options{}))
-	t.Cleanup(simSrv.Close)
-	metrics := api.NewMetrics()
-	runner := retry.New(retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}, metrics)
-	client, err := sap.New(simSrv.URL, sap.Options{Runner: runner})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, _ := recordstest.SQLite(t)
-	srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, BreakerStates: runner.BreakerStates,
-		Credentials: []api.Credential{
-			cred("agent", agentKey, api.ScopeRead, api.ScopeWrite),
-			cred("m.keller", kellerKey, api.ScopeApprove, api.ScopeReview),
-			cred("j.doe", doeKey, api.ScopeApprove),
-			cred("ap.team", reviewerKey, api.ScopeReview),
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	o := console.Options{Gateway: srv, Records: store, Metrics: metrics.Registry()}
-	for _, f := range opts {
-		f(&o)
-	}
-	ui, err := console.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("/", srv)
-	ui.Mount(mux)
-	gw := httptest.NewServer(mux)
-	t.Cleanup(gw.Close)
-	return &site{t: t, url: gw.URL, records: store, handler: mux}
+	return newReplica(t, nil, nil, opts...)
 }
 
 // browser is a person's browser: it keeps cookies and shows redirects
@@ -802,37 +766,5 @@ func TestSecureCookiesUnderTLS(t *testing.T) {
 	}
 	if !found {
 		t.Error("no session cookie after sign-in under TLS")
-	}
-}
-
-func TestSessionAcrossReplicas(t *testing.T) {
-	shared := func(secret string) func(*console.Options) {
-		return func(o *console.Options) { o.Secret = []byte(secret) }
-	}
-	a := newSite(t, shared("the secret every replica is given, 32+"))
-	b := newSite(t, shared("the secret every replica is given, 32+"))
-	other := newSite(t, shared("another secret, of another deployment"))
-	br := a.browser()
-	if p := br.signIn(kellerKey); p.status != http.StatusSeeOther {
-		t.Fatalf("sign-in: %d", p.status)
-	}
-	cookies := br.c.Jar.Cookies(mustParse(a.url + "/console/"))
-	get := func(s *site) int {
-		req := httptest.NewRequest(http.MethodGet, "/console/approvals", nil)
-		for _, c := range cookies {
-			req.AddCookie(c)
-		}
-		rec := httptest.NewRecorder()
-		s.handler.ServeHTTP(rec, req)
-		return rec.Code
-	}
-	if got := get(b); got != http.StatusOK {
-		t.Errorf("the session on a replica with the same secret: %d, want 200", got)
-	}
-	if got := get(other); got != http.StatusSeeOther {
-		t.Errorf("the session on a gateway with another secret: %d, want 303 to the sign-in", got)
-	}
-	if _, err := console.New(console.Options{Gateway: &hiding{}, Records: a.records, Secret: []byte("short")}); err == nil {
-		t.Error("New took a secret of 5 bytes")
 	}
 }

@@ -1,32 +1,34 @@
 package console
 
 import (
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
+	"errors"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/refusal"
+	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/errmap"
 )
 
-// A session is a cookie the console signs with its secret (HMAC-SHA256):
-// who signed in, a fingerprint of the key they signed in with, when the
-// session ends, and a random nonce the forms' CSRF tokens are bound to.
-// Nothing is stored server-side, so every replica with the same secret
-// serves every session and a page costs no write. Each request checks the
-// person against the configuration as it is now: a key removed or changed
-// ends its sessions, and the scopes are the configured ones, never the
-// cookie's. Signing out clears the cookie in the browser; a copy taken
-// before lasts until it expires (Options.SessionTTL), which is what a
-// short lifetime bounds.
+// A session is a row of the records store (records.Session) and a cookie
+// that carries the session's random token, signed with the console's
+// secret (HMAC-SHA256) so that a made-up cookie costs no database read.
+// The store keeps only the token's SHA-256. A page reads the one row: the
+// session must be live (not signed out, not expired), and its person is
+// checked against the configuration as it is now, so that a key removed
+// or changed ends its sessions and the scopes are the configured ones.
+// Signing out ends the row, and with it every copy of the cookie on every
+// replica sharing the store. Expired rows are swept at each sign-in.
 
 const (
 	sessionCookie = "erpgate_console"
@@ -36,29 +38,26 @@ const (
 	maxFormBytes  = 16 << 10
 )
 
-// sessionData is the signed content of the session cookie.
-type sessionData struct {
-	Name    string `json:"n"`
-	KeyFP   string `json:"k"` // hex of the first 8 bytes of the key's SHA-256
-	Expires int64  `json:"e"` // Unix seconds
-	Nonce   string `json:"s"`
-}
-
 // person is who is signed in, with the scopes the configuration gives them.
 type person struct {
 	Name   string
 	Scopes []string
-	nonce  string
+	// token is the session's token, which the forms' CSRF tokens are
+	// bound to; "" for nobody.
+	token string
 }
 
 // Has reports whether the person holds scope; the navigation shows only
 // what their scopes open.
 func (p person) Has(scope string) bool { return slices.Contains(p.Scopes, scope) }
 
-// mayUseConsole reports whether scopes let a person sign in: an approver's
-// or the AP team's, never an agent's.
+// consoleScopes are the scopes that let a person sign in: an approver's,
+// the AP team's and an auditor's, never an agent's alone.
+var consoleScopes = []string{api.ScopeApprove, api.ScopeReview, api.ScopeAudit}
+
+// mayUseConsole reports whether scopes let a person sign in.
 func mayUseConsole(scopes []string) bool {
-	return slices.Contains(scopes, api.ScopeApprove) || slices.Contains(scopes, api.ScopeReview)
+	return slices.ContainsFunc(scopes, func(s string) bool { return slices.Contains(consoleScopes, s) })
 }
 
 func keyFingerprint(c api.Credential) string { return hex.EncodeToString(c.KeySHA256[:8]) }
@@ -74,61 +73,116 @@ func (c *Console) mac(parts ...string) []byte {
 
 var b64 = base64.RawURLEncoding
 
-// sealSession returns the cookie value of d.
-func (c *Console) sealSession(d sessionData) string {
-	payload, _ := json.Marshal(d)
-	p := b64.EncodeToString(payload)
-	return p + "." + b64.EncodeToString(c.mac("session", p))
-}
-
-// openSession checks a cookie value's signature and returns its content.
-func (c *Console) openSession(v string) (sessionData, bool) {
-	p, sig, ok := strings.Cut(v, ".")
-	if !ok {
-		return sessionData{}, false
-	}
-	got, err := b64.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, c.mac("session", p)) {
-		return sessionData{}, false
-	}
-	payload, err := b64.DecodeString(p)
-	if err != nil {
-		return sessionData{}, false
-	}
-	var d sessionData
-	if json.Unmarshal(payload, &d) != nil {
-		return sessionData{}, false
-	}
-	return d, true
-}
-
-// session returns the signed-in person of r, if the session is sound, not
-// expired, and its key still configured with a console scope.
-func (c *Console) session(r *http.Request) (person, bool) {
-	ck, err := r.Cookie(sessionCookie)
-	if err != nil {
-		return person{}, false
-	}
-	d, ok := c.openSession(ck.Value)
-	if !ok || c.now().Unix() >= d.Expires {
-		return person{}, false
-	}
-	cred, ok := c.gw.ClientNamed(d.Name)
-	if !ok || !hmac.Equal([]byte(keyFingerprint(cred)), []byte(d.KeyFP)) || !mayUseConsole(cred.Scopes) {
-		return person{}, false
-	}
-	return person{Name: cred.Name, Scopes: cred.Scopes, nonce: d.Nonce}, true
-}
-
-func newNonce() string {
-	b := make([]byte, 18)
+// newToken returns a random token of 256 bits.
+func newToken() string {
+	b := make([]byte, 32)
 	_, _ = rand.Read(b)
 	return b64.EncodeToString(b)
 }
 
+// sealToken returns the cookie value that carries token.
+func (c *Console) sealToken(token string) string {
+	return token + "." + b64.EncodeToString(c.mac("session", token))
+}
+
+// cookieToken returns the session token of r's cookie, if its signature
+// holds.
+func (c *Console) cookieToken(r *http.Request) (string, bool) {
+	ck, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return "", false
+	}
+	token, sig, ok := strings.Cut(ck.Value, ".")
+	if !ok || token == "" {
+		return "", false
+	}
+	got, err := b64.DecodeString(sig)
+	if err != nil || !hmac.Equal(got, c.mac("session", token)) {
+		return "", false
+	}
+	return token, true
+}
+
+type memoKey struct{}
+
+// sessionMemo keeps the session a request found, so that one request
+// reads its row once however many steps ask.
+type sessionMemo struct {
+	done bool
+	p    person
+	ok   bool
+}
+
+// withMemo gives r a place to keep its session, unless it has one.
+func withMemo(r *http.Request) *http.Request {
+	if _, ok := r.Context().Value(memoKey{}).(*sessionMemo); ok {
+		return r
+	}
+	return r.WithContext(context.WithValue(r.Context(), memoKey{}, &sessionMemo{}))
+}
+
+// session returns the signed-in person of r, if the session is live and
+// its key still configured with a console scope.
+func (c *Console) session(r *http.Request) (person, bool) {
+	m, _ := r.Context().Value(memoKey{}).(*sessionMemo)
+	if m != nil && m.done {
+		return m.p, m.ok
+	}
+	p, ok := c.lookUpSession(r)
+	if m != nil {
+		*m = sessionMemo{done: true, p: p, ok: ok}
+	}
+	return p, ok
+}
+
+func (c *Console) lookUpSession(r *http.Request) (person, bool) {
+	token, ok := c.cookieToken(r)
+	if !ok {
+		return person{}, false
+	}
+	se, err := c.records.Session(r.Context(), token)
+	if err != nil {
+		if !errors.Is(err, records.ErrNotFound) {
+			c.log.ErrorContext(r.Context(), "console: session not read", "error", err)
+		}
+		return person{}, false
+	}
+	if !se.Live(c.now()) {
+		return person{}, false
+	}
+	cred, ok := c.gw.ClientNamed(se.Client)
+	if !ok || !hmac.Equal([]byte(keyFingerprint(cred)), []byte(se.KeyFP)) || !mayUseConsole(cred.Scopes) {
+		return person{}, false
+	}
+	return person{Name: cred.Name, Scopes: cred.Scopes, token: token}, true
+}
+
+// secure reports whether the cookies of r's answer are Secure: always when
+// the console is reached at an https public URL (Options.PublicURL), else
+// when r came over TLS, or through one of Options.TrustedProxies that says
+// X-Forwarded-Proto: https. The header of any other peer is ignored.
+func (c *Console) secure(r *http.Request) bool {
+	if c.secureAlways || r.TLS != nil {
+		return true
+	}
+	if len(c.trustedProxies) == 0 {
+		return false
+	}
+	proto, _, _ := strings.Cut(r.Header.Get("X-Forwarded-Proto"), ",")
+	if !strings.EqualFold(strings.TrimSpace(proto), "https") {
+		return false
+	}
+	addr, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	peer := addr.Addr().Unmap()
+	return slices.ContainsFunc(c.trustedProxies, func(p netip.Prefix) bool { return p.Contains(peer) })
+}
+
 func (c *Console) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{Name: name, Value: value, Path: cookiePath, MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: c.secure(r)})
 }
 
 // csrfToken is the token every form of a page carries: bound to the
@@ -139,13 +193,13 @@ func (c *Console) csrfToken(w http.ResponseWriter, r *http.Request, p person) st
 	if ck, err := r.Cookie(csrfCookie); err == nil && ck.Value != "" {
 		nonce = ck.Value
 	} else {
-		nonce = newNonce()
+		nonce = newToken()
 		c.setCookie(w, r, csrfCookie, nonce, 0)
 		// A page rendered in this response reads the cookie from the
 		// request it answers.
 		r.AddCookie(&http.Cookie{Name: csrfCookie, Value: nonce})
 	}
-	return b64.EncodeToString(c.mac("csrf", nonce, p.nonce))
+	return b64.EncodeToString(c.mac("csrf", nonce, p.token))
 }
 
 // checkCSRF reports whether the form's token matches the browser's CSRF
@@ -156,13 +210,14 @@ func (c *Console) checkCSRF(r *http.Request, p person) bool {
 		return false
 	}
 	got, err := b64.DecodeString(r.PostFormValue(csrfField))
-	return err == nil && hmac.Equal(got, c.mac("csrf", ck.Value, p.nonce))
+	return err == nil && hmac.Equal(got, c.mac("csrf", ck.Value, p.token))
 }
 
 // form guards a POST: a bounded form body whose CSRF token matches, or
 // INVALID_REQUEST naming csrf_token, before next sees it.
 func (c *Console) form(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r = withMemo(r)
 		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
 		if err := r.ParseForm(); err != nil {
 			c.fail(w, r, problemOf(errmap.Invalid("form", "could not be read: send the page's form as it is")))
@@ -178,12 +233,11 @@ func (c *Console) form(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-type personKey struct{}
-
 // person guards a page: a signed-in person holding scope (any console
 // scope when empty), else the sign-in page or SCOPE_MISSING.
 func (c *Console) person(scope string, next func(http.ResponseWriter, *http.Request, person)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		r = withMemo(r)
 		p, ok := c.session(r)
 		if !ok {
 			if r.Method == http.MethodGet {
@@ -202,6 +256,7 @@ func (c *Console) person(scope string, next func(http.ResponseWriter, *http.Requ
 }
 
 func (c *Console) signInPage(w http.ResponseWriter, r *http.Request) {
+	r = withMemo(r)
 	if _, ok := c.session(r); ok {
 		http.Redirect(w, r, "/console", http.StatusSeeOther)
 		return
@@ -223,23 +278,42 @@ func safeNext(next string) string {
 }
 
 // signIn checks the key and starts a session for a person whose key carries
-// the approve or review scope. An agent's key is refused SCOPE_MISSING.
+// a console scope. An agent's key is refused SCOPE_MISSING; a wrong key
+// counts against the source address as at the API, and is RATE_LIMITED
+// once the address has failed too often.
 func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
-	cred, err := c.gw.SignIn(strings.TrimSpace(r.PostFormValue("key")))
+	cred, err := c.gw.SignIn(r, strings.TrimSpace(r.PostFormValue("key")))
 	if err != nil {
-		if err == api.ErrNoKeys {
-			c.fail(w, r, problemOf(errmap.InvalidPage(http.StatusConflict, "key", "cannot sign in: the gateway has no API keys configured (-api-keys); give each person a key with the approve or review scope")))
+		if errors.Is(err, api.ErrNoKeys) {
+			c.fail(w, r, problemOf(errmap.InvalidPage(http.StatusConflict, "key", "cannot sign in: the gateway has no API keys configured (-api-keys); give each person a key with the approve, review or audit scope")))
 			return
 		}
 		c.fail(w, r, problemOf(errmap.Map(err)))
 		return
 	}
 	if !mayUseConsole(cred.Scopes) {
-		c.fail(w, r, problemOf(errmap.Map(refusal.ScopeMissing{Scope: api.ScopeApprove + " or " + api.ScopeReview, Operation: "console sign-in"})))
+		c.fail(w, r, problemOf(errmap.Map(refusal.ScopeMissing{Scope: strings.Join(consoleScopes, " or "), Operation: "console sign-in"})))
 		return
 	}
-	d := sessionData{Name: cred.Name, KeyFP: keyFingerprint(cred), Expires: c.now().Add(c.ttl).Unix(), Nonce: newNonce()}
-	c.setCookie(w, r, sessionCookie, c.sealSession(d), int(c.ttl/time.Second))
+	now := c.now()
+	// The browser's session before, if any, ends: one browser, one session.
+	if old, ok := c.cookieToken(r); ok {
+		if err := c.records.EndSession(r.Context(), old, now); err != nil {
+			c.log.ErrorContext(r.Context(), "console: the session before not ended", "error", err)
+		}
+	}
+	token := newToken()
+	if err := c.records.CreateSession(r.Context(), token, records.Session{Client: cred.Name, KeyFP: keyFingerprint(cred),
+		CreatedAt: now, ExpiresAt: now.Add(c.ttl)}); err != nil {
+		c.internal(w, r, person{}, err)
+		return
+	}
+	if n, err := c.records.DeleteExpiredSessions(r.Context(), now); err != nil {
+		c.log.ErrorContext(r.Context(), "console: expired sessions not swept", "error", err)
+	} else if n > 0 {
+		c.log.InfoContext(r.Context(), "console: expired sessions swept", "count", n)
+	}
+	c.setCookie(w, r, sessionCookie, c.sealToken(token), int(c.ttl/time.Second))
 	c.log.InfoContext(r.Context(), "console sign-in", "client", cred.Name)
 	next := safeNext(r.PostFormValue("next"))
 	if next == "" {
@@ -248,7 +322,17 @@ func (c *Console) signIn(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
+// signOut ends the session in the store, so that no copy of the cookie
+// opens the console again on any replica, and clears it in the browser.
 func (c *Console) signOut(w http.ResponseWriter, r *http.Request) {
 	c.setCookie(w, r, sessionCookie, "", -1)
+	if token, ok := c.cookieToken(r); ok {
+		p, _ := c.session(r)
+		if err := c.records.EndSession(r.Context(), token, c.now()); err != nil {
+			c.internal(w, r, p, err)
+			return
+		}
+		c.log.InfoContext(r.Context(), "console sign-out", "client", p.Name)
+	}
 	http.Redirect(w, r, "/console/sign-in", http.StatusSeeOther)
 }

@@ -336,7 +336,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	mux.Handle("/", g.api)
 	// The person's side beside it: the landing page, /docs and /console.
 	ui, err := console.New(console.Options{Gateway: g.api, Records: store, Metrics: g.metrics.Registry(),
-		Secret: cfg.ConsoleSecret, Logger: logger.With("component", "console"), Now: cfg.Now})
+		Secret: cfg.ConsoleSecret, Logger: logger.With("component", "console"), Now: cfg.Now,
+		PublicURL: cfg.PublicURL, TrustedProxies: cfg.TrustedProxies})
 	if err != nil {
 		return nil, err
 	}
