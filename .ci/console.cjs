@@ -18,6 +18,7 @@ const approveID = env('APPROVE_ID');
 const supersededID = env('SUPERSEDED_ID');
 const handover102 = env('HANDOVER_102');
 const handover103 = env('HANDOVER_103');
+const question = env('QUESTION');
 const shots = process.env.SCREENSHOTS || '';
 const axeSource = fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
 
@@ -114,39 +115,121 @@ async function text(page) {
   await Promise.all([page.waitForNavigation(), page.click('text=Take this handover')]);
   check((await page.locator('#handover-status').innerText()) === 'taken', 'the person takes the handover');
 
-  // The superseded proposal cannot be decided; approve the pending one.
+  // The superseded proposal cannot be decided.
   await page.goto(`${base}/console/approvals?status=superseded`);
-  const superseded = page.locator(`section[aria-labelledby="approval-${supersededID}"]`);
-  check((await superseded.locator('dd a').last().innerText()) === approveID, `${supersededID} shows it was superseded by ${approveID}`);
-  check((await superseded.locator('form').count()) === 0, `${supersededID} offers no decision`);
+  check((await page.locator(`tr#approval-${supersededID}`).count()) === 1, `${supersededID} is in the superseded approvals`);
   await audit(page, 'approvals-superseded');
-  await page.click('nav >> text=Approvals');
+  await page.click(`tr#approval-${supersededID} a[href^="/console/approvals/${supersededID}"]`);
   body = await text(page);
-  check(body.includes(approveID) && body.includes('13500.00 EUR') && body.includes('accept_variance') &&
-    body.includes('raw-material surcharge') && body.includes('agent') && !body.includes(supersededID),
-  'the pending approval shows invoice, amount, proposed action, justification and requester, and only it');
-  await audit(page, 'approvals');
-  await page.fill(`#reason-${approveID}`, 'Surcharge confirmed with the supplier.');
-  await Promise.all([page.waitForNavigation(),
-    page.click(`section[aria-labelledby="approval-${approveID}"] button[value=approve]`)]);
-  check((await page.locator('.flash').innerText()).includes(`${approveID} approved`), `${approveID} approved in the browser`);
+  check(body.includes('can no longer be decided') && (await page.locator('main p a').filter({ hasText: approveID }).count()) === 1,
+    `${supersededID} says it was superseded by ${approveID}`);
+  check((await page.locator('main form').count()) === 0, `${supersededID} offers no decision`);
 
-  // The agent now posts 5105600102 with the approval.
+  // The queue: the count in the navigation, the pending approval only.
+  await page.click('nav >> text=Approvals');
+  check((await page.locator('nav .count').innerText()) === '1', 'the navigation counts 1 approval waiting');
+  body = await text(page);
+  check(body.includes(approveID) && body.includes('13,500.00 EUR') && body.includes('accept the variance') &&
+    body.includes('100042') && !body.includes(supersededID),
+  'the queue shows the pending approval with its amount grouped, its proposal and supplier, and only it');
+  await audit(page, 'approvals');
+
+  // The approval of 5105600102 is its invoice's case, with the evidence.
+  await page.click(`a[href^="/console/approvals/${approveID}"]`);
+  check(page.url().startsWith(`${base}/console/approvals/${approveID}`), `the queue leads to approval ${approveID}`);
+  const evidence = async (id) => {
+    const b = await text(page);
+    const exceeding = await page.locator('#exceeding').innerText();
+    check(b.includes('Acme Industrial Supplies GmbH') && b.includes('ACME-2026-0419') && b.includes('13,500.00 EUR'),
+      `approval ${id}: the supplier's name, its invoice reference and the gross amount`);
+    check(exceeding.includes('PO 4500018823') && exceeding.includes('135.00 EUR against 125.00 EUR on the PO') &&
+      exceeding.includes('8 % variance') && exceeding.includes('2 % / 50.00 EUR'),
+    `approval ${id}: PO 4500018823, 135.00 against 125.00, the 8 % variance against the 2 % / 50.00 tolerance`);
+    const match = await page.locator('#three-way-match').innerText();
+    check(match.includes('4500018823 item 10') && match.includes('100 EA') && match.includes('over the tolerance'),
+      `approval ${id}: the three-way match line by line`);
+    return b;
+  };
+  body = await evidence(approveID);
+  check(body.includes('Accept the variance over the purchase order') && body.includes('raw-material surcharge') &&
+    body.includes('run-0102') && body.includes('APPROVAL_MISSING') && body.includes('hold_and_recheck'),
+  'the proposal in words, its justification, and the run with the five fields of its error');
+  await audit(page, 'approval');
+  if (shots) {
+    await page.screenshot({ path: path.join(shots, 'approval-full.png'), fullPage: true });
+  }
+
+  // The person sends it back with a question.
+  await page.fill('#reason', question);
+  await Promise.all([page.waitForNavigation(), page.click('button[value=send_back]')]);
+  check((await page.locator('.flash').innerText()).includes(`${approveID} sent back to the agent`), `${approveID} sent back with a question`);
+  check((await page.locator('nav .count').count()) === 0, 'nothing waits for the approver any more');
+
+  // The agent reads the question, and asks again with its answer.
+  const asked = await fetch(`${base}/approvals/${approveID}`, { headers: { 'X-API-Key': agentKey } });
+  const sentBack = await asked.json();
+  check(asked.status === 409 && sentBack.code === 'APPROVAL_SENT_BACK' && sentBack.details.question === question,
+    `get_approval of ${approveID}: APPROVAL_SENT_BACK with the question: ${JSON.stringify(sentBack)}`);
+  const again = await fetch(`${base}/invoices/5105600102/approvals`, {
+    method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json', 'X-Run-Id': 'run-0102' },
+    body: JSON.stringify({ proposed_action: 'accept_variance',
+      justification: 'Unit price 135.00 is 8 % over the PO price 125.00; the surcharge is clause 4.2 of framework contract FC-2026-17.' }),
+  });
+  const answered = await again.json();
+  check(again.status === 200 && answered.status === 'pending' && answered.approval_id !== approveID,
+    `the agent's new request answers the question: ${JSON.stringify(answered)}`);
+  const answeredID = answered.approval_id;
+
+  // The approver decides the new request by keyboard only.
+  await page.goto(`${base}/console/approvals`);
+  await page.click(`a[href^="/console/approvals/${answeredID}"]`);
+  body = await evidence(answeredID);
+  check(body.includes('clause 4.2') && (await page.locator('#other-approvals').innerText()).includes('Sent back to the agent with the question'),
+    `approval ${answeredID} shows the answer, and ${approveID} sent back among the invoice's other approvals`);
+  const focused = () => page.evaluate(() => {
+    const e = document.activeElement;
+    return e ? `${e.tagName.toLowerCase()}#${e.id}${e.getAttribute('href') || ''}${e.value && e.tagName === 'BUTTON' ? '=' + e.value : ''}` : '';
+  });
+  let tabs = 0;
+  while (!(await focused()).endsWith('#decision') && tabs < 100) {
+    await page.keyboard.press('Tab');
+    tabs++;
+  }
+  check((await focused()).endsWith('#decision'), `Tab reaches "Go to the decision" (${tabs} presses)`);
+  await page.keyboard.press('Enter');
+  await page.keyboard.press('Tab');
+  check((await focused()) === 'textarea#reason', 'Enter on it, then Tab, is the reason');
+  await page.keyboard.type('Surcharge confirmed: clause 4.2 of the framework contract.');
+  await page.keyboard.press('Tab');
+  check((await focused()) === 'button#=approve', 'Tab from the reason is Approve');
+  await Promise.all([page.waitForNavigation(), page.keyboard.press('Enter')]);
+  check((await page.locator('.flash').innerText()).includes(`${answeredID} approved`), `${answeredID} approved by keyboard only`);
+  await page.goto(`${base}/console/approvals/${answeredID}`);
+  const words = await page.locator('#decision-words').innerText();
+  check(words.startsWith('Approved by m.keller on') && words.includes('clause 4.2 of the framework contract'), `the decision in words: ${words}`);
+  const auditLog = await page.locator('#invoice-audit').innerText();
+  check(auditLog.includes('decide_approval') && auditLog.includes('clause 4.2 of the framework contract'),
+    'the invoice\'s audit log has the decision and its reason');
+
+  // The agent now posts 5105600102 with the approval; neither the sent-back
+  // nor the superseded one posts.
   const post = await fetch(`${base}/invoices/5105600102/post`, {
     method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ approval_id: approveID }),
+    body: JSON.stringify({ approval_id: answeredID }),
   });
   const posted = await post.json();
   check(post.status === 200 && posted.status === 'posted', `post_invoice succeeds after the approval: ${JSON.stringify(posted)}`);
-  const refused = await fetch(`${base}/invoices/5105600102/post`, {
-    method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
-    body: JSON.stringify({ approval_id: supersededID }),
-  });
-  check(refused.status !== 200 || (await refused.json()).already_posted === true, 'the superseded approval posts nothing new');
+  for (const [id, what] of [[supersededID, 'superseded'], [approveID, 'sent back']]) {
+    const refused = await fetch(`${base}/invoices/5105600102/post`, {
+      method: 'POST', headers: { 'X-API-Key': agentKey, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ approval_id: id }),
+    });
+    check(refused.status !== 200 || (await refused.json()).already_posted === true, `the ${what} approval posts nothing new`);
+  }
 
   // The person resolves the handover; the note goes to the audit log.
   await page.goto(`${base}/console/handovers/${handover102}`);
-  await page.fill('#note', `Approved ${approveID} (surcharge confirmed); the agent posted the invoice.`);
+  await page.fill('#note', `Approved ${answeredID} (surcharge in the framework contract); the agent posted the invoice.`);
   await Promise.all([page.waitForNavigation(), page.click('text=Resolve')]);
   check((await page.locator('#handover-status').innerText()) === 'resolved', 'the handover is resolved');
   body = await text(page);

@@ -7,11 +7,16 @@
 # approval pending, post refused, held until the decision, handed over) and
 # the README's run-0042; then a person, in the browser only, signs in,
 # finds both handovers with their errors, takes the first, sees the
-# superseded approval without a decision form and approves the pending
-# one, after which the agent's post_invoice succeeds, resolves the
-# handover, and reads the invoice's case with its history. An agent's key
-# cannot sign in and a form without its CSRF token is refused. axe-core
-# checks every page: no serious or critical violations.
+# superseded approval without a decision form, opens the pending one and
+# sees the evidence (the supplier, PO 4500018823, 135.00 against 125.00,
+# the 8 % variance against the 2 % / 50.00 tolerance) and sends it back to
+# the agent with a question; the agent reads the question on get_approval
+# and asks again with its answer, which the person approves by keyboard
+# only, after which the agent's post_invoice succeeds; the person resolves
+# the handover, and reads the invoice's case with its history. An agent's
+# key cannot sign in and a form without its CSRF token is refused. axe-core
+# checks every page: no serious or critical violations. Last, the agent
+# (curl) reads the question of the approval sent back.
 # CONSOLE_SCREENSHOTS=DIR saves a PNG of each page into DIR (the README's
 # are made with CONSOLE_SCREENSHOTS=api/console/screenshots).
 # Needs Go, Node.js with npm, curl and sha256sum; installs chromium with
@@ -92,9 +97,16 @@ if [ -n "${CONSOLE_SCREENSHOTS:-}" ]; then
   mkdir -p "$CONSOLE_SCREENSHOTS"
   screenshots=$(cd "$CONSOLE_SCREENSHOTS" && pwd)
 fi
+question="Is the raw-material surcharge agreed in the framework contract with Acme?"
 BASE=$base AGENT_KEY=$agent_key PERSON_KEY=$person_key APPROVE_ID=$approve_id SUPERSEDED_ID=$superseded_id \
-  HANDOVER_102=$ho_102 HANDOVER_103=$ho_103 SCREENSHOTS=$screenshots \
+  HANDOVER_102=$ho_102 HANDOVER_103=$ho_103 QUESTION=$question SCREENSHOTS=$screenshots \
   NODE_PATH="$tmp/npm/node_modules" node .ci/console.cjs || fail "the console walk in the browser"
+
+echo "--- console: the agent reads the question of the approval sent back"
+agent GET "/approvals/$approve_id" >"$tmp/sent_back.json"
+expect 409 "get_approval $approve_id after it was sent back"
+grep -q '"code":"APPROVAL_SENT_BACK"' "$tmp/sent_back.json" || fail "get_approval $approve_id is not APPROVAL_SENT_BACK: $(cat "$tmp/sent_back.json")"
+grep -qF "\"question\":\"$question\"" "$tmp/sent_back.json" || fail "get_approval $approve_id does not carry the question: $(cat "$tmp/sent_back.json")"
 
 echo "--- console: the gateway logged the person's sign-in"
 grep -q "console sign-in" "$tmp/erpgate.log" || fail "no console sign-in in the gateway's log"

@@ -19,7 +19,9 @@ import (
 // the handler, no network), with 1,000 handovers in the store, each with a
 // run history, beside 200 pending approvals and 200 holds. It prints the
 // time per page in ms/page; the goal is under 100 ms. The case page is
-// that of the first approval's invoice.
+// that of the first approval's invoice; the approval page is that of an
+// agent's approval of 5105600102, with its evidence read from the
+// simulated ERP over HTTP.
 func BenchmarkPages(b *testing.B) {
 	s := newSite(b)
 	ctx := context.Background()
@@ -43,6 +45,9 @@ func BenchmarkPages(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	// The approval of 5105600102, whose page reads its evidence from the
+	// simulated ERP.
+	approval := s.requestApproval("accept_variance")
 	list, err := s.records.ListHandovers(ctx, records.HandoverFilter{Page: records.Page{Limit: 1}})
 	if err != nil {
 		b.Fatal(err)
@@ -52,7 +57,8 @@ func BenchmarkPages(b *testing.B) {
 	cookies := br.c.Jar.Cookies(mustParse(s.url + "/console/"))
 	handler := s.handler
 	for _, path := range []string{"/", "/docs", "/console/handovers", "/console/handovers?queue=ap_queue&status=queued",
-		"/console/handovers/" + list[0].ID, "/console/approvals", "/console/holds", "/console/cases/5200000000", "/console/runs?run_id=run-0042", "/console/health"} {
+		"/console/handovers/" + list[0].ID, "/console/approvals", "/console/approvals?approver=ap_manager&amount_from=10000&sort=newest",
+		"/console/approvals/" + approval, "/console/holds", "/console/cases/5200000000", "/console/runs?run_id=run-0042", "/console/health"} {
 		name := strings.TrimPrefix(path, "/")
 		if name == "" {
 			name = "landing"

@@ -97,7 +97,7 @@ func (c *Console) caseView(w http.ResponseWriter, r *http.Request, p person) {
 		}
 	}
 	if cs.ApprovalID != "" {
-		d.ApprovalHref = approvalHref(id, cs.ApprovalID)
+		d.ApprovalHref = approvalHref(cs.ApprovalID)
 	}
 	if cs.HandoverID != "" {
 		d.HandoverHref = "/console/handovers/" + cs.HandoverID
@@ -130,7 +130,7 @@ func eventWords(kind string) string {
 func recordHref(cs records.Case, ref string) string {
 	switch {
 	case approvalForm.MatchString(ref):
-		return approvalHref(cs.InvoiceID, ref)
+		return approvalHref(ref)
 	case holdForm.MatchString(ref):
 		return holdHref(cs.InvoiceID, ref, ref == cs.HoldID)
 	case handoverForm.MatchString(ref):

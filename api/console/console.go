@@ -58,6 +58,9 @@ type Gateway interface {
 	ServeAs(w http.ResponseWriter, r *http.Request, name string)
 	// RunJSON returns a run's history as GET /runs/{run_id} answers it.
 	RunJSON(ctx context.Context, id string) ([]byte, bool, error)
+	// InvoiceEvidence reads what the ERP holds of an invoice for a person
+	// deciding on it, counting in no run and writing nothing.
+	InvoiceEvidence(ctx context.Context, invoiceID string) (api.Evidence, error)
 }
 
 // Options configures a Console. Gateway and Records are required; every
@@ -196,6 +199,7 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("POST /console/handovers/{id}/take", c.form(c.person(api.ScopeReview, c.takeHandover)))
 	mux.HandleFunc("POST /console/handovers/{id}/resolve", c.form(c.person(api.ScopeReview, c.resolveHandover)))
 	mux.HandleFunc("GET /console/approvals", c.person(api.ScopeApprove, c.approvals))
+	mux.HandleFunc("GET /console/approvals/{id}", c.person(api.ScopeApprove, c.approval))
 	mux.HandleFunc("POST /console/approvals/{id}/decision", c.form(c.person(api.ScopeApprove, c.decide)))
 	mux.HandleFunc("GET /console/holds", c.person("", c.holds))
 	mux.HandleFunc("GET /console/cases/{invoice_id}", c.person("", c.caseView))

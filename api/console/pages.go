@@ -1,7 +1,6 @@
 package console
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -96,12 +95,6 @@ func invoiceFilter(r *http.Request) (string, *problem) {
 		return "", &pr
 	}
 	return id, nil
-}
-
-// approvalHref is where an invoice's approval is shown: among every
-// approval of the invoice, whatever its status.
-func approvalHref(invoiceID, id string) string {
-	return "/console/approvals?" + url.Values{"status": {statusAny}, "invoice_id": {invoiceID}}.Encode() + "#approval-" + id
 }
 
 // holdHref is where an invoice's hold is shown: among the invoice's held
@@ -229,10 +222,6 @@ func flash(r *http.Request) string {
 		return "You took this handover."
 	case "resolved":
 		return "Handover resolved; the note is in the audit log."
-	case "approved", "rejected":
-		if id := q.Get("approval_id"); approvalForm.MatchString(id) {
-			return "Approval " + id + " " + q.Get("done") + "."
-		}
 	}
 	return ""
 }
@@ -253,86 +242,6 @@ func (c *Console) recordErr(w http.ResponseWriter, r *http.Request, p person, ki
 func (c *Console) internal(w http.ResponseWriter, r *http.Request, p person, err error) {
 	c.log.ErrorContext(r.Context(), "console", "path", r.URL.Path, "error", err)
 	c.failAs(w, r, p, problemOf(errmap.Map(err)))
-}
-
-var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected, records.ApprovalSuperseded}
-
-// statusAny selects approvals of every status.
-const statusAny = "any"
-
-type approvalsData struct {
-	Statuses  []string
-	Status    string
-	InvoiceID string
-	Approvals []records.Approval
-	Next      string
-}
-
-// approvals lists approvals, pending by default, of one invoice or all,
-// each pending one with its approve and reject form; a superseded one
-// names the approval that took its place and can no longer be decided.
-func (c *Console) approvals(w http.ResponseWriter, r *http.Request, p person) {
-	status := r.URL.Query().Get("status")
-	if status == "" {
-		status = records.ApprovalPending
-	}
-	if status != statusAny && !slices.Contains(approvalStatuses, status) {
-		c.failAs(w, r, p, problemOf(errmap.Invalid("status", "must be "+statusAny+" or one of "+strings.Join(approvalStatuses, ", "))))
-		return
-	}
-	invoice, pr := invoiceFilter(r)
-	if pr != nil {
-		c.failAs(w, r, p, *pr)
-		return
-	}
-	pg, pr := c.listPage(r, approvalForm)
-	if pr != nil {
-		c.failAs(w, r, p, *pr)
-		return
-	}
-	f := records.ApprovalFilter{Status: status, InvoiceID: invoice, Page: pg}
-	if status == statusAny {
-		f.Status = ""
-	}
-	list, err := c.records.ListApprovals(r.Context(), f)
-	if err != nil {
-		c.internal(w, r, p, err)
-		return
-	}
-	d := approvalsData{Statuses: approvalStatuses, Status: status, InvoiceID: invoice, Approvals: list}
-	if len(list) > 0 {
-		d.Next = nextLink(r, len(list), pg.Limit, list[len(list)-1].ID)
-	}
-	c.render(w, r, http.StatusOK, "approvals", page{Title: "Approvals", Nav: "approvals", Person: &p, Flash: flash(r), Data: d})
-}
-
-// decide sends the person's decision to the API's decide_approval
-// (POST /approvals/{id}/decision) as that person, so that its checks, the
-// segregation of duties among them, and its audit row are the ones every
-// decision gets. A refusal is shown with its five fields.
-func (c *Console) decide(w http.ResponseWriter, r *http.Request, p person) {
-	id := r.PathValue("id")
-	if !approvalForm.MatchString(id) {
-		c.failAs(w, r, p, problemOf(errmap.InvalidPage(http.StatusNotFound, "approval_id", "must be an approval id such as A0000001")))
-		return
-	}
-	body, _ := json.Marshal(map[string]string{"decision": r.PostFormValue("decision"), "reason": strings.TrimSpace(r.PostFormValue("reason"))})
-	req := httptest.NewRequestWithContext(r.Context(), http.MethodPost, "/approvals/"+id+"/decision", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	if id := r.Header.Get("X-Request-Id"); id != "" {
-		req.Header.Set("X-Request-Id", id)
-	}
-	rec := httptest.NewRecorder()
-	c.gw.ServeAs(rec, req, p.Name)
-	if rec.Code != http.StatusOK {
-		c.failAs(w, r, p, problemFromAPI(rec.Code, rec.Body.Bytes()))
-		return
-	}
-	var a struct {
-		Status string `json:"status"`
-	}
-	_ = json.Unmarshal(rec.Body.Bytes(), &a)
-	http.Redirect(w, r, "/console/approvals?done="+url.QueryEscape(a.Status)+"&approval_id="+id, http.StatusSeeOther)
 }
 
 type holdRow struct {

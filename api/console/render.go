@@ -16,7 +16,7 @@ import (
 
 // pageNames are the templates beside layout.html and parts.html (what
 // several pages show alike), one per page.
-var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "holds", "runs", "health", "docs", "case"}
+var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "approval", "holds", "runs", "health", "docs", "case"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
@@ -93,6 +93,7 @@ func (c *Console) render(w http.ResponseWriter, r *http.Request, status int, nam
 		p = *pg.Person
 	}
 	pg.CSRF = c.csrfToken(w, r, p)
+	pg.Waiting = c.waiting(r.Context(), pg.Person)
 	var buf bytes.Buffer
 	if err := c.pages[name].Execute(&buf, pg); err != nil {
 		c.log.ErrorContext(r.Context(), "console page", "page", name, "error", err)
