@@ -107,6 +107,7 @@ agent GET "/approvals/$approve_id" >"$tmp/sent_back.json"
 expect 409 "get_approval $approve_id after it was sent back"
 grep -q '"code":"APPROVAL_SENT_BACK"' "$tmp/sent_back.json" || fail "get_approval $approve_id is not APPROVAL_SENT_BACK: $(cat "$tmp/sent_back.json")"
 grep -qF "\"question\":\"$question\"" "$tmp/sent_back.json" || fail "get_approval $approve_id does not carry the question: $(cat "$tmp/sent_back.json")"
+ERPGATE_BIN="$tmp/erpgate" SCREENSHOTS=$screenshots NODE_PATH="$tmp/npm/node_modules" node .ci/console-security.cjs || fail "sign-in throttled, sign-out ends copied cookies, the audit page and its CSV in the browser"
 
 echo "--- console: the gateway logged the person's sign-in"
 grep -q "console sign-in" "$tmp/erpgate.log" || fail "no console sign-in in the gateway's log"

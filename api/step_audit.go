@@ -2,6 +2,8 @@ package api
 
 import (
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
 
@@ -20,6 +22,9 @@ func (s *Server) auditWrite(o operation, next callHandler) callHandler {
 		resp := next(c)
 		if c.ran {
 			e := s.auditEntry(c.r, o, c.runCall.InvoiceID, c.digest, c.value, resp)
+			if o.name == opDecideApproval.name {
+				e.Note = decisionNote(c.args)
+			}
 			c.audit = &e
 		}
 		return resp
@@ -58,4 +63,26 @@ func (s *Server) auditEntry(r *http.Request, o operation, invoiceID, digest stri
 		e.InvoiceID = a.InvoiceID
 	}
 	return e
+}
+
+// decisionNote is the note of a decide_approval row: the decision as the
+// person sent it and their reason, "approve: Surcharge confirmed with the
+// supplier.", so that the log says which decision and why, whatever the
+// decision. A refused call's row says what was asked. Each part is cut to
+// the length decide_approval takes; a body that names no decision leaves
+// the note empty.
+func decisionNote(a args) string {
+	decision := clip(a.str("decision"), 40)
+	if decision == "" {
+		return ""
+	}
+	return decision + ": " + clip(strings.TrimSpace(a.str("reason")), 500)
+}
+
+// clip cuts s to at most n runes.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n])
 }

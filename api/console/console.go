@@ -205,6 +205,8 @@ func (c *Console) Mount(mux *http.ServeMux) {
 	mux.HandleFunc("GET /console/cases/{invoice_id}", c.person("", c.caseView))
 	mux.HandleFunc("GET /console/runs", c.person("", c.runs))
 	mux.HandleFunc("GET /console/health", c.person("", c.health))
+	mux.HandleFunc("GET /console/audit", c.person(api.ScopeAudit, c.auditPage))
+	mux.HandleFunc("GET /console/audit.csv", c.person(api.ScopeAudit, c.auditCSV))
 	mux.HandleFunc("/console/", c.notFound)
 }
 

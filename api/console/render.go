@@ -16,7 +16,7 @@ import (
 
 // pageNames are the templates beside layout.html and parts.html (what
 // several pages show alike), one per page.
-var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "approval", "holds", "runs", "health", "docs", "case"}
+var pageNames = []string{"landing", "signin", "error", "handovers", "handover", "approvals", "approval", "holds", "runs", "health", "docs", "case", "audit"}
 
 var funcs = template.FuncMap{
 	"when": func(t time.Time) string {
