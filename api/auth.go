@@ -15,11 +15,14 @@ import (
 )
 
 // Credential is one client allowed to call the tools: its name, the SHA-256
-// of its API key (the key itself is never stored), and its scopes.
+// of its API key (the key itself is never stored), and its scopes. A
+// caller known by an access token has its token's client id and subject
+// too, which the ERP's requests name (erp.Caller).
 type Credential struct {
-	Name      string
-	KeySHA256 [sha256.Size]byte
-	Scopes    []string
+	Name            string
+	KeySHA256       [sha256.Size]byte
+	Scopes          []string
+	Client, Subject string
 }
 
 // ParseCredential reads "name:sha256hex:scope+scope", the form of one

@@ -185,7 +185,8 @@ func (rs *resourceServer) authenticate(ctx context.Context, raw string) (*Creden
 	if rs.cfg.ScopeClaim != "scp" {
 		granted = append(granted, tokenScopes(claims.Scp)...)
 	}
-	return &Credential{Name: oauthPrefix + name, Scopes: gatewayScopes(granted)}, nil
+	return &Credential{Name: oauthPrefix + name, Scopes: gatewayScopes(granted),
+		Client: cmp.Or(claims.ClientID, claims.Azp), Subject: tok.Subject}, nil
 }
 
 // unixTime reads a NumericDate claim.

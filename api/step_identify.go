@@ -13,7 +13,8 @@ import (
 // has failed more often than Options.AuthFailLimit allows. The ERP calls
 // of the operation are made for the caller: its API key's name, or the
 // name its access token gives; an anonymous caller has no name of its own
-// there.
+// there. The ERP's requests name the caller (erp.Caller), never with the
+// caller's own credentials.
 func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		client, err := s.authenticate(c.r)
@@ -27,7 +28,8 @@ func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 		c.client = client
 		c.record.client = client.Name
 		if client != &anonymous {
-			c.r = c.r.WithContext(erp.WithPrincipal(c.r.Context(), strings.TrimPrefix(client.Name, oauthPrefix)))
+			c.r = c.r.WithContext(erp.WithCaller(c.r.Context(), erp.Caller{Name: strings.TrimPrefix(client.Name, oauthPrefix),
+				Client: client.Client, Subject: client.Subject}))
 		}
 		return next(c)
 	}

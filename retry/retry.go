@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v4"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Policy configures a Runner. The zero value is usable: every zero field
@@ -70,6 +71,11 @@ type Policy struct {
 	// Jitter returns a number in [0, 1) that scales each backoff (full
 	// jitter). Default math/rand/v2.
 	Jitter func() float64
+	// Tracer, when set, makes each attempt of a call made in a trace a
+	// client span of it (see trace.go), in the context the attempt runs
+	// in, for the adapter to add its details to and to send on to the
+	// ERP. Default: no spans, and nothing spent on them.
+	Tracer trace.Tracer
 }
 
 // Defaults of Policy.
@@ -295,11 +301,12 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 	}
 	for attempt := 1; ; attempt++ {
 		sent := p.Now()
-		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn) })
+		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn, attempt, br) })
 		if err == nil {
 			return nil
 		}
 		if errors.Is(err, ErrBreakerOpen) {
+			r.traceRefused(ctx, call, attempt)
 			return refused(attempt - 1)
 		}
 		if cancel == nil {
@@ -336,6 +343,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 			return fail(err, attempt)
 		}
 		if br.open() {
+			r.traceRefused(ctx, call, attempt+1)
 			return refused(attempt)
 		}
 		if !r.budget.get(call.Service).withdraw() {
@@ -405,17 +413,32 @@ func (r *Runner) reconcile(ctx context.Context, call Call, classify func(error, 
 	}
 }
 
-// attempt runs fn once under the attempt timeout.
-func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error) error {
+// attempt runs fn once under the attempt timeout: the call's n-th
+// attempt, through br.
+func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error, n int, br *breaker) error {
 	actx, cancel := attemptContext(ctx, r.policy.attemptTimeout(call.Write))
 	defer cancel()
+	var span trace.Span
+	if r.policy.Tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
+		actx, span = r.startAttempt(actx, call, n, br)
+	}
 	start := r.policy.Now()
 	err := fn(actx)
 	result := call.result(err)
 	if err != nil && classify(err, call.Write) == OutcomeUnknown {
 		result = "unknown"
 	}
-	r.observer.Attempt(call.Service, result, r.policy.Now().Sub(start))
+	d := r.policy.Now().Sub(start)
+	if span == nil {
+		r.observer.Attempt(call.Service, result, d)
+		return err
+	}
+	endAttempt(span, result, err)
+	if to, ok := r.observer.(TraceObserver); ok && span.SpanContext().IsSampled() {
+		to.AttemptTraced(call.Service, result, d, span.SpanContext().TraceID())
+	} else {
+		r.observer.Attempt(call.Service, result, d)
+	}
 	return err
 }
 

@@ -3,7 +3,6 @@ package sap
 import (
 	"context"
 	"errors"
-	"maps"
 	"net/http"
 	"runtime/debug"
 	"strings"
@@ -104,14 +103,6 @@ func requestID(ctx context.Context) []string {
 func setRequestID(h http.Header, id []string) {
 	h[headerRequestID] = id
 	h[headerCorrelationID] = id
-}
-
-// withRequestID returns a copy of the shared header h with the request id.
-func withRequestID(h http.Header, id []string) http.Header {
-	out := make(http.Header, len(h)+2)
-	maps.Copy(out, h)
-	setRequestID(out, id)
-	return out
 }
 
 // userAgentTransport names the gateway on requests that do not go through

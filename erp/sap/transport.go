@@ -16,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -88,9 +90,9 @@ func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, erro
 }
 
 // header gives req the header of r: what every request has, r's own, the
-// gateway's name and the request id, the gateway's credentials and,
-// without a jar, r's cookies.
-func (c *Client) header(ctx, actx context.Context, req *http.Request, r request, id []string) error {
+// gateway's name and the call's own (the request id, the trace context and
+// the caller), the gateway's credentials and, without a jar, r's cookies.
+func (c *Client) header(ctx, actx context.Context, req *http.Request, r request, call callHeaders) error {
 	// Shared values: a request's header is only ever Set, never
 	// appended to in place.
 	req.Header["Accept"] = mediaJSON
@@ -104,9 +106,7 @@ func (c *Client) header(ctx, actx context.Context, req *http.Request, r request,
 		req.Header[k] = vs
 	}
 	req.Header["User-Agent"] = c.userAgent
-	if id != nil {
-		setRequestID(req.Header, id)
-	}
+	call.set(req.Header)
 	// The gateway's own credentials, set last so that nothing else can
 	// put an Authorization header on a request to the ERP.
 	if err := c.authorize(req); err != nil {
@@ -184,15 +184,20 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up.Err = err
 		})
 	}
-	id := requestID(ctx)
+	span := trace.SpanFromContext(actx)
+	recording := span.IsRecording()
+	if recording {
+		c.traceRequest(span, r)
+	}
+	call := callHeadersOf(ctx, actx)
 	if c.readHeader != nil && r.body == nil && r.header == nil && (c.http.Jar != nil || len(r.cookies) == 0) {
 		// A plain read: the client's one header, which nothing changes in
 		// place (send copies it before it adds the jar's cookies).
 		req.Header = c.readHeader
-		if id != nil {
-			req.Header = withRequestID(c.readHeader, id)
+		if !call.empty() {
+			req.Header = call.onto(c.readHeader)
 		}
-	} else if err := c.header(ctx, actx, req, r, id); err != nil {
+	} else if err := c.header(ctx, actx, req, r, call); err != nil {
 		return reply{}, err
 	}
 
@@ -202,6 +207,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		up := r.transportError(ctx, actx, err)
 		markConfigTransport(ctx, up, err)
 		c.logAttempt(ctx, r, 0, start, up)
+		if recording {
+			traceAnswer(span, 0, up)
+		}
 		return reply{}, up
 	}
 	data, err := readAnswer(resp)
@@ -216,6 +224,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up = r.transportError(ctx, actx, err)
 		}
 		c.logAttempt(ctx, r, resp.StatusCode, start, up)
+		if recording {
+			traceAnswer(span, resp.StatusCode, up)
+		}
 		return reply{}, up
 	}
 
@@ -251,6 +262,9 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		out = up
 	}
 	c.logAttempt(ctx, r, resp.StatusCode, start, out)
+	if recording {
+		traceAnswer(span, resp.StatusCode, out)
+	}
 	return rep, out
 }
 
