@@ -1,6 +1,10 @@
 package api
 
-import "context"
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/trace"
+)
 
 type ctxKey int
 
@@ -54,6 +58,8 @@ type requestRecord struct {
 	// takenOver says the call took its idempotency key over from a call
 	// that never finished: its gateway may have died after the write.
 	takenOver bool
+	// span is the operation's span when tracing, for the access log.
+	span trace.Span
 }
 
 func withRecord(ctx context.Context, rec *requestRecord) context.Context {

@@ -4,11 +4,13 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/errmap"
@@ -57,6 +59,7 @@ type servedKey struct {
 type servedMetrics struct {
 	outcome, request prometheus.Counter
 	latency          prometheus.Observer
+	exemplars        exemplarGate
 }
 
 type triedKey struct {
@@ -65,8 +68,23 @@ type triedKey struct {
 }
 
 type triedMetrics struct {
-	attempt  prometheus.Counter
-	duration prometheus.Observer
+	attempt   prometheus.Counter
+	duration  prometheus.Observer
+	exemplars exemplarGate
+}
+
+// exemplarEvery is the least time between two exemplars of one series:
+// Prometheus keeps one per bucket, and a trace a few per second is all
+// a dashboard links to, while each costs a call labels and a timestamp.
+const exemplarEvery = 100 * time.Millisecond
+
+// exemplarGate lets an exemplar through at most every exemplarEvery.
+type exemplarGate struct{ next atomic.Int64 }
+
+func (g *exemplarGate) open() bool {
+	now := time.Now().UnixNano()
+	next := g.next.Load()
+	return now >= next && g.next.CompareAndSwap(next, now+int64(exemplarEvery))
 }
 
 // authFailReasons are the reasons of erpgate_auth_failures_total: no
@@ -195,13 +213,42 @@ func NewMetrics() *Metrics {
 // Registry returns the registry the metrics live in.
 func (m *Metrics) Registry() *prometheus.Registry { return m.registry }
 
-// Handler serves the registry in the Prometheus exposition format.
+// Handler serves the registry in the Prometheus text format, or in
+// OpenMetrics to a scraper that asks for it, which also gets the
+// latencies' exemplars: the trace of a sampled call.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry, EnableOpenMetrics: true})
 }
 
 // Attempt counts one ERP attempt; it implements retry.Observer.
 func (m *Metrics) Attempt(service erp.Service, result string, d time.Duration) {
+	m.tryMetrics(service, result).observe(d, trace.TraceID{})
+}
+
+// AttemptTraced counts one ERP attempt of a sampled trace, which its
+// duration names as its exemplar; it implements retry.TraceObserver.
+func (m *Metrics) AttemptTraced(service erp.Service, result string, d time.Duration, id trace.TraceID) {
+	m.tryMetrics(service, result).observe(d, id)
+}
+
+func (t *triedMetrics) observe(d time.Duration, id trace.TraceID) {
+	t.attempt.Inc()
+	observe(t.duration, &t.exemplars, d, id)
+}
+
+// observe observes d in o, with the trace id as its exemplar when it is
+// not zero and g lets one through.
+func observe(o prometheus.Observer, g *exemplarGate, d time.Duration, id trace.TraceID) {
+	if id.IsValid() && g.open() {
+		if eo, ok := o.(prometheus.ExemplarObserver); ok {
+			eo.ObserveWithExemplar(d.Seconds(), prometheus.Labels{"trace_id": id.String()})
+			return
+		}
+	}
+	o.Observe(d.Seconds())
+}
+
+func (m *Metrics) tryMetrics(service erp.Service, result string) *triedMetrics {
 	key := triedKey{service, result}
 	v, ok := m.tried.Load(key)
 	if !ok {
@@ -210,9 +257,7 @@ func (m *Metrics) Attempt(service erp.Service, result string, d time.Duration) {
 			duration: m.attemptD.WithLabelValues(string(service)),
 		})
 	}
-	t := v.(*triedMetrics)
-	t.attempt.Inc()
-	t.duration.Observe(d.Seconds())
+	return v.(*triedMetrics)
 }
 
 // Retry counts a retry of an ERP call; it implements retry.Observer.
@@ -274,7 +319,9 @@ func (m *Metrics) RunRead(hit bool) {
 // of authFailReasons.
 func (m *Metrics) authFailed(reason string) { m.authFail.WithLabelValues(reason).Inc() }
 
-func (m *Metrics) observe(operation, code string, status int, d time.Duration) {
+// observe counts an answer of operation and its latency, whose exemplar is
+// the call's trace when id is not zero.
+func (m *Metrics) observe(operation, code string, status int, d time.Duration, id trace.TraceID) {
 	key := servedKey{operation, code, status}
 	v, ok := m.served.Load(key)
 	if !ok {
@@ -287,5 +334,5 @@ func (m *Metrics) observe(operation, code string, status int, d time.Duration) {
 	sm := v.(*servedMetrics)
 	sm.outcome.Inc()
 	sm.request.Inc()
-	sm.latency.Observe(d.Seconds())
+	observe(sm.latency, &sm.exemplars, d, id)
 }

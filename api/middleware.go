@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp"
@@ -76,7 +77,8 @@ func (c *requestContext) Value(key any) any {
 // the response, and does the same for X-Run-Id. Without a well-formed
 // X-Run-Id, Mcp-Param-Run-Id is the run id: the header MCP clients mirror
 // from the run_id argument (x-mcp-header in the contract). It also starts
-// the request's access-log record (accessLog).
+// the request's access-log record (accessLog), in the trace context of the
+// request's traceparent, when it has one (withTraceContext).
 func (s *Server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id := r.Header.Get("X-Request-Id")
@@ -84,7 +86,7 @@ func (s *Server) requestID(next http.Handler) http.Handler {
 			id = newID()
 		}
 		h := w.Header()
-		rc := &requestContext{Context: r.Context(), id: [1]string{id}}
+		rc := &requestContext{Context: withTraceContext(r.Context(), r), id: [1]string{id}}
 		h["X-Request-Id"] = rc.id[:]
 		run := r.Header.Get("X-Run-Id")
 		if !headerIDPattern.MatchString(run) {
@@ -192,7 +194,12 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		if rec.cause != nil {
 			attrs = appendCause(attrs, rec.cause)
 		}
-		s.log.LogAttrs(r.Context(), level, "request", attrs...)
+		ctx := r.Context()
+		if rec.span != nil {
+			// The operation's span, for the log's trace_id and span_id.
+			ctx = trace.ContextWithSpan(ctx, rec.span)
+		}
+		s.log.LogAttrs(ctx, level, "request", attrs...)
 	})
 }
 

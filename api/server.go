@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/httprate"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api/runs"
 	"github.com/erpgate/erpgate/erp"
@@ -139,6 +140,10 @@ type Options struct {
 	// queued webhook deliveries: the gateway makes its Outbox deliver at
 	// once (Outbox.Kick). Default: nothing.
 	Kick func()
+	// Tracer, when set, makes each operation a server span, the child of
+	// the request's traceparent (trace.go). Default: no spans; a request's
+	// traceparent is still passed on to the ERP as it came.
+	Tracer trace.Tracer
 }
 
 // DefaultMaxBodyBytes is the request body limit when Options leaves it zero.
@@ -199,6 +204,7 @@ type Server struct {
 	breakers        func() map[erp.Service]string
 	now             func() time.Time
 	kick            func()
+	tracer          trace.Tracer
 	router          *chi.Mux
 	// oversize answers a request whose header or announced body is over
 	// its limit, before the router.
@@ -281,6 +287,7 @@ func NewServer(opts Options) (*Server, error) {
 		breakers:        opts.BreakerStates,
 		now:             opts.Now,
 		kick:            opts.Kick,
+		tracer:          opts.Tracer,
 		router:          chi.NewRouter(),
 		trustedProxies:  opts.TrustedProxies,
 	}

@@ -2,9 +2,13 @@ package mcp_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/openapi"
@@ -94,5 +98,68 @@ func BenchmarkAppendResponse(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		out = mcp.AppendResponse(out[:0], "7", status, body, info)
+	}
+}
+
+// BenchmarkToolsCallTraced measures what the direct path still saves once
+// tool calls are traced: one tools/call of get_invoice in 2026-07-28 with
+// a traceparent in params._meta, the REST answer canned, on the direct
+// path and through the SDK (SetSDKOnly), with tracing off and on (spans
+// batched to an exporter that drops them, so that the figure is the
+// tracing's own, not an exporter's).
+func BenchmarkToolsCallTraced(b *testing.B) {
+	s := newStack(b)
+	status, body := s.rest(http.MethodGet, "/invoices/5105600101", nil)
+	if status != http.StatusOK {
+		b.Fatalf("REST get_invoice: %d %s", status, body)
+	}
+	doc, err := openapi.Load()
+	if err != nil {
+		b.Fatal(err)
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},` +
+		`"arguments":{"invoice_id":"5105600101"},"name":"get_invoice"}}`)
+	for _, traced := range []bool{false, true} {
+		for _, sdkOnly := range []bool{false, true} {
+			name := "direct"
+			if sdkOnly {
+				name = "sdk"
+			}
+			if traced {
+				name += "/traced"
+			} else {
+				name += "/untraced"
+			}
+			b.Run(name, func(b *testing.B) {
+				opts := mcp.Options{}
+				if traced {
+					tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+					defer func() { _ = tp.Shutdown(context.Background()) }()
+					opts.Tracer = tp.Tracer("bench")
+				}
+				rest := &canned{header: http.Header{"Content-Type": {"application/json"}}, status: status, body: body}
+				m, err := mcp.New(rest, doc, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m.SetSDKOnly(sdkOnly)
+				h := m.Handler()
+				b.ReportAllocs()
+				for b.Loop() {
+					req := httptest.NewRequest(http.MethodPost, "/mcp", bytes.NewReader(msg))
+					req.Header.Set("Content-Type", "application/json")
+					req.Header.Set("Accept", "application/json, text/event-stream")
+					req.Header.Set("Mcp-Protocol-Version", "2026-07-28")
+					req.Header.Set("Mcp-Method", "tools/call")
+					req.Header.Set("Mcp-Name", "get_invoice")
+					w := httptest.NewRecorder()
+					h.ServeHTTP(w, req)
+					if w.Code != http.StatusOK || !bytes.Contains(w.Body.Bytes(), []byte(`"structuredContent"`)) {
+						b.Fatalf("tools/call: %d %s", w.Code, w.Body.Bytes())
+					}
+				}
+			})
+		}
 	}
 }

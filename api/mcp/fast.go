@@ -74,7 +74,7 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	if err != nil || int64(len(body)) > sdk.DefaultMaxRequestBodyBytes {
 		return restore()
 	}
-	t, id, args, decoded, ok := s.directCall(body, r.Header)
+	t, id, args, decoded, meta, ok := s.directCall(body, r.Header)
 	if !ok {
 		return restore()
 	}
@@ -86,10 +86,11 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	// again by the calls after this one: neither is kept past the Write.
 	rec := recorders.Get().(*recorder)
 	defer rec.release()
-	status, res, err := s.call(r.Context(), t, args, decoded, r.Header, r.RemoteAddr, rec)
+	ct := callTrace{tool: t.name, spanName: t.spanName, id: idText(id), meta: metaTrace(meta), protocol: r.Header.Get("Mcp-Protocol-Version"), header: r.Header}
+	status, res, err := s.call(r.Context(), t, args, decoded, r.Header, r.RemoteAddr, rec, &ct)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK
-		// words it.
+		// words it (and its tool handler traces it).
 		return restore()
 	}
 	// From here on the REST handler has run: the request is answered
@@ -302,19 +303,19 @@ func (d *decoder) params(body []byte, msg *directMessage) bool {
 // for versionHeaders, with the request headers the SDK wants and agreeing
 // with the body. The arguments come back as they came and, when they are
 // an object of plain values, decoded (see scalarArgs).
-func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, decoded map[string]any, ok bool) {
+func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsontext.Value, args json.RawMessage, decoded map[string]any, meta jsontext.Value, ok bool) {
 	msg, ok := decodeMessage(body)
 	if !ok || msg.id == nil || msg.name == nil ||
 		string(msg.jsonrpc) != `"2.0"` || string(msg.method) != `"tools/call"` || !directID.Match(msg.id) {
-		return nil, nil, nil, nil, false
+		return nil, nil, nil, nil, nil, false
 	}
 	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
 	if v7 != (msg.meta != nil) || (v7 && !s.metaOK(msg.meta)) {
-		return nil, nil, nil, nil, false
+		return nil, nil, nil, nil, nil, false
 	}
 	t = s.toolNamed(msg.name)
 	if t == nil {
-		return nil, nil, nil, nil, false
+		return nil, nil, nil, nil, nil, false
 	}
 	a := msg.arguments
 	if a != nil && a.Kind() == 'n' {
@@ -325,9 +326,9 @@ func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsonte
 		decoded, _ = scalarArgs(a)
 	}
 	if v7 && !t.headersAgree(a, decoded, header) {
-		return nil, nil, nil, nil, false
+		return nil, nil, nil, nil, nil, false
 	}
-	return t, msg.id, json.RawMessage(a), decoded, true
+	return t, msg.id, json.RawMessage(a), decoded, msg.meta, true
 }
 
 // toolNamed returns the tool whose name is raw, a JSON value, or nil.

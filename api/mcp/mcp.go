@@ -23,6 +23,7 @@ import (
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/errmap"
@@ -43,6 +44,11 @@ type Options struct {
 	// lists every tool. A call of a hidden tool still goes to the REST
 	// handler, which refuses it in the five-field shape.
 	Allowed func(header http.Header, operation string) bool
+	// Tracer, when set, makes each tool call a server span (trace.go), the
+	// child of the trace context in the call's params._meta or else of the
+	// HTTP request's traceparent. Default: no spans; that trace context is
+	// still passed on to the ERP as it came.
+	Tracer trace.Tracer
 }
 
 // Server serves the contract's operations as MCP tools.
@@ -66,6 +72,7 @@ type Server struct {
 	metas   metaSet
 	server  *sdk.Server
 	handler http.Handler
+	tracer  trace.Tracer
 	// auth is set when credentials are configured: no operation is
 	// allowed without them.
 	auth bool
@@ -90,7 +97,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{api: api, log: opts.Logger, tools: map[string]*tool{}}
+	s := &Server{api: api, log: opts.Logger, tools: map[string]*tool{}, tracer: opts.Tracer}
 	var instructions string
 	if doc.Info != nil {
 		instructions = doc.Info.Description
@@ -145,6 +152,12 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		// address travels in a header of our own that no client can set.
 		r2 := r.Clone(r.Context())
 		r2.Header.Set(remoteAddrHeader, r.RemoteAddr)
+		r2.Header.Del(callIDHeader)
+		if s.tracer != nil {
+			if id := peekCallID(r2); id != "" {
+				r2.Header.Set(callIDHeader, id)
+			}
+		}
 		stream.ServeHTTP(w, r2)
 	})
 	return s, nil
@@ -174,7 +187,9 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 		if req.Extra != nil {
 			header = req.Extra.Header
 		}
-		status, body, err := s.call(ctx, t, req.Params.Arguments, nil, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}})
+		ct := callTrace{tool: t.name, spanName: t.spanName, id: header.Get(callIDHeader), meta: sdkMetaTrace(req.Params.Meta),
+			protocol: header.Get("Mcp-Protocol-Version"), header: header, final: true}
+		status, body, err := s.call(ctx, t, req.Params.Arguments, nil, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}}, &ct)
 		if err != nil {
 			return nil, err
 		}
@@ -187,20 +202,37 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 // request had header and came from remote, and returns the REST
 // answer's status and body (or those of the refusal of arguments REST
 // cannot check); an error is a protocol error. The REST handler answers
-// into rec, whose buffer holds the body returned.
-func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decoded map[string]any, header http.Header, remote string, rec *recorder) (int, []byte, error) {
+// into rec, whose buffer holds the body returned. The call runs in its
+// trace context (ct), and when tracing is its span (trace.go); a protocol
+// error has one only when ct is final, not when the SDK is to answer the
+// request again.
+func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decoded map[string]any, header http.Header, remote string, rec *recorder, ct *callTrace) (int, []byte, error) {
+	ctx = ct.context(ctx)
 	hreq, invalid, err := t.request(ctx, args, decoded, header, remote)
 	if err != nil {
 		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
+		if ct.final {
+			_, span := s.startCall(ctx, ct)
+			endCall(span, 0, err)
+		}
 		return 0, nil, err
 	}
+	ctx, span := s.startCall(ctx, ct)
 	if invalid != nil {
 		// The arguments break the input schema where REST cannot see
 		// it: the same five fields as a REST refusal, as a result.
 		s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
+		if span != nil && span.IsRecording() {
+			span.SetAttributes(attrCode.String(string(invalid.Code)))
+		}
+		endCall(span, invalid.Status, nil)
 		return invalid.Status, invalid.FitHead().Marshal(), nil
 	}
+	if span != nil {
+		hreq = hreq.WithContext(ctx)
+	}
 	s.api.ServeHTTP(rec, hreq)
+	endCall(span, rec.code(), nil)
 	return rec.code(), rec.body.Bytes(), nil
 }
 

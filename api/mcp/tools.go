@@ -131,6 +131,8 @@ type tool struct {
 	// headers maps each argument with an x-mcp-header to the header's
 	// name (after Mcp-Param-).
 	headers map[string]string
+	// spanName names the span of a call of the tool: "tools/call <name>".
+	spanName string
 }
 
 // buildTools makes one tool per operation of the contract for agents,
@@ -177,7 +179,8 @@ func buildTools(doc *openapi3.T) ([]*tool, error) {
 }
 
 func buildTool(method, path string, item *openapi3.PathItem, op *openapi3.Operation) (*tool, error) {
-	t := &tool{name: op.OperationID, method: method, path: path, args: map[string]*argument{}}
+	t := &tool{name: op.OperationID, method: method, path: path, args: map[string]*argument{},
+		spanName: methodToolsCall + " " + op.OperationID}
 	add := func(a *argument) error {
 		if prev, ok := t.args[a.name]; ok {
 			return fmt.Errorf("argument %s is both a %s and a %s field", a.name, prev.in, a.in)

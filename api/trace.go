@@ -1,0 +1,120 @@
+package api
+
+import (
+	"context"
+	"net/http"
+
+	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// The attributes of an operation's span (Options.Tracer), beside the HTTP
+// ones of the semantic conventions.
+const (
+	// AttrCode is the five-field code of a call answered with an error,
+	// or the named outcome of a success that has one (TOLERANCE_EXCEEDED).
+	AttrCode = attribute.Key("erpgate.code")
+	// AttrOperation is the operationId, on a span named otherwise (a tool
+	// call's on /mcp).
+	AttrOperation = attribute.Key("erpgate.operation")
+	// AttrRunID, AttrInvoiceID and AttrClient are the call's agent run,
+	// the invoice it is about and the client that made it. (The request
+	// id is in the access log's line, which names the trace.)
+	AttrRunID     = attribute.Key("erpgate.run_id")
+	AttrInvoiceID = attribute.Key("erpgate.invoice_id")
+	AttrClient    = attribute.Key("erpgate.client")
+)
+
+// serverKind is the kind of an operation's span, made once.
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
+// traceContext reads the W3C trace context of a request (traceparent and
+// tracestate). The gateway uses no other propagation format.
+var traceContext propagation.TraceContext
+
+// withTraceContext returns ctx, r's, with the span context of r's
+// traceparent (and tracestate) as its remote parent, or ctx as it is when r
+// has none: with tracing on, the operation's span is its child; off, the
+// ERP's requests carry it on as it came, and the log lines name it.
+func withTraceContext(ctx context.Context, r *http.Request) context.Context {
+	if _, ok := r.Header["Traceparent"]; !ok {
+		return ctx
+	}
+	return traceContext.Extract(ctx, propagation.HeaderCarrier(r.Header))
+}
+
+// operationSpan starts the span of c, a call of o, and reports whether it
+// is the call's own to end. A call made inside a span of this process (a
+// tool call of /mcp, which has the span of its own) adds its attributes to
+// that span instead of starting another. Nil without tracing.
+func (s *Server) operationSpan(c *operationCall, o operation) (span trace.Span, own bool) {
+	if s.tracer == nil {
+		return nil, false
+	}
+	ctx := c.r.Context()
+	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
+		span = trace.SpanFromContext(ctx)
+		if span.IsRecording() {
+			span.SetAttributes(AttrOperation.String(o.name))
+		}
+		return span, false
+	}
+	ctx, span = s.tracer.Start(ctx, o.name, serverKind)
+	c.r = c.r.WithContext(ctx)
+	c.record.span = span
+	return span, true
+}
+
+// endOperation ends the span of c with its answer resp.
+func endOperation(span trace.Span, own bool, c *operationCall, resp *response) {
+	if span == nil {
+		return
+	}
+	if span.IsRecording() {
+		attrs := make([]attribute.KeyValue, 0, 9)
+		if own {
+			attrs = append(attrs, attribute.String("http.request.method", c.r.Method),
+				attribute.Int("http.response.status_code", resp.status))
+			if rc := chi.RouteContext(c.r.Context()); rc != nil {
+				attrs = append(attrs, attribute.String("http.route", rc.RoutePattern()))
+			}
+			if resp.status >= 400 {
+				attrs = append(attrs, attribute.String("error.type", resp.code))
+			}
+			if resp.status >= 500 {
+				span.SetStatus(codes.Error, resp.code)
+			}
+		}
+		if resp.code != OutcomeOK && resp.code != "" {
+			attrs = append(attrs, AttrCode.String(resp.code))
+		}
+		if c.run != "" {
+			attrs = append(attrs, AttrRunID.String(c.run))
+		}
+		if id := c.args.invoiceID(c.r); id != "" && invoiceIDPattern.MatchString(id) {
+			attrs = append(attrs, AttrInvoiceID.String(id))
+		}
+		if c.record.client != "" {
+			attrs = append(attrs, AttrClient.String(c.record.client))
+		}
+		span.SetAttributes(attrs...)
+	}
+	if own {
+		span.End()
+	}
+}
+
+// sampledTrace is the trace id of span for an exemplar: zero unless
+// tracing is on and the span is sampled.
+func sampledTrace(span trace.Span) trace.TraceID {
+	if span == nil {
+		return trace.TraceID{}
+	}
+	if sc := span.SpanContext(); sc.IsSampled() {
+		return sc.TraceID()
+	}
+	return trace.TraceID{}
+}
