@@ -227,7 +227,7 @@ var settings = []setting{
 		httpURLSetting(func(c *config, v string) { c.holdWebhook = v })},
 	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state shared by replicas, e.g. redis://redis:6379/0; empty keeps it in memory",
 		parseRedisURL},
-	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post), comma separated; empty means no authentication",
+	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post, approve, review, audit), comma separated; empty: a call without a key is the agent anonymous (read, write, post), and on the simulated ERP demonstration people get keys printed at start",
 		parseAPIKeys},
 	{"oauth-issuer", "ERPGATE_OAUTH_ISSUER", "", "issuer URL of the OAuth authorization server whose JWT access tokens the gateway takes beside API keys; empty: API keys only",
 		httpURLSetting(func(c *config, v string) { c.oauth.issuer = v })},

@@ -156,9 +156,21 @@ func walkREADME(t *testing.T, shift time.Duration) {
 		t.Fatal(err)
 	}
 	cfg.now = func() time.Time { return time.Now().Add(shift) }
+	var stderr syncBuffer
 	line := startLines(t, 1, func(ctx context.Context, stdout io.Writer) error {
-		return serve(ctx, cfg, stdout, io.Discard)
+		return serve(ctx, cfg, stdout, &stderr)
 	})[0]
+	// The demonstration people's keys, as the block the gateway printed
+	// before its start line exports them: the README's commands use them
+	// as a reader who pasted that block would.
+	env := []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C.UTF-8"}
+	exports := readmeExport.FindAllStringSubmatch(stderr.String(), -1)
+	if len(exports) == 0 {
+		t.Fatalf("the gateway printed no demonstration people's keys:\n%s", stderr.String())
+	}
+	for _, e := range exports {
+		env = append(env, e[1]+"="+e[2])
+	}
 	m := regexp.MustCompile(`listening on http://(127\.0\.0\.1:\d+) .* at (http://\S+)\)`).FindStringSubmatch(line)
 	if m == nil {
 		t.Fatalf("start line %q does not name the gateway and the simulator", line)
@@ -177,7 +189,7 @@ func walkREADME(t *testing.T, shift time.Duration) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, prefix[0], append(prefix[1:], "-c", addrs.Replace(ex.command))...)
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "LC_ALL=C.UTF-8"}
+		cmd.Env = env
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {
@@ -208,6 +220,10 @@ func walkREADME(t *testing.T, shift time.Duration) {
 		t.Log("README.md: examples rewritten from the gateway's answers; read the diff")
 	}
 }
+
+// readmeExport is a line of the gateway's block of demonstration people:
+// "  export KELLER_KEY=<key>   # m.keller: approve, review".
+var readmeExport = regexp.MustCompile(`(?m)^  export ([A-Z_]+)=([0-9a-f]+) `)
 
 var update = flag.Bool("update", false, "rewrite the README's examples that differ from what the gateway answers")
 

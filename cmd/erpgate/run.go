@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"crypto/rand"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -50,12 +51,23 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if public == "" {
 		public = fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
 	}
-	gw, err := gateway.New(ctx, gatewayConfig(cfg, public, logger))
+	demo, err := newDemoPeople(cfg, rand.Reader) // demo.go
+	if err != nil {
+		return err
+	}
+	gc := gatewayConfig(cfg, public, logger)
+	gc.DemoPeople = demo.credentials()
+	gw, err := gateway.New(ctx, gc)
 	if err != nil {
 		return err
 	}
 	defer gw.Close()
 	warnIfOpen(cfg, logger)
+	if err := demo.announce(logger, logw, public); err != nil {
+		return err
+	}
+	// Out before the start line, which a reader (or a script) waits for.
+	_ = logw.Flush()
 
 	srv := &http.Server{
 		Handler:           gw.Handler(),

@@ -115,6 +115,7 @@ type Config struct {
 	MaxBodyBytes     int64
 	Runs             runs.Limits
 	Credentials      []api.Credential
+	DemoPeople       []api.Credential
 	PostScope        bool
 	ProtectOps       bool
 	RateLimit        int
@@ -302,7 +303,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		OAuth: oauth,
 		ERP:   g.erp, Records: store, Routing: cfg.Routing, KeyLease: cfg.KeyLease, Tolerance: cfg.Tolerance,
 		Metrics: g.metrics, Logger: logger, Now: cfg.Now,
-		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, Runs: cfg.Runs, RunStore: runStore,
+		MaxBodyBytes: cfg.MaxBodyBytes, Credentials: cfg.Credentials, DemoPeople: cfg.DemoPeople, Runs: cfg.Runs, RunStore: runStore,
 		PostScope: cfg.PostScope, ProtectOps: cfg.ProtectOps, RateLimit: cfg.RateLimit, RateWindow: cfg.RateWindow,
 		NotifyApprovals: cfg.ApprovalWebhook != "", NotifyHandovers: cfg.HandoverWebhook != "",
 		Kick:             func() { g.outbox.Kick() },
