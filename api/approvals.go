@@ -23,6 +23,11 @@ func handleGetApproval(approvals approvalReader) operationFunc {
 		if err != nil {
 			return nil, err
 		}
+		// An approval sent back is a question for the agent, not a status
+		// to read: APPROVAL_SENT_BACK, with the question in its details.
+		if err := a.SentBack(); err != nil {
+			return nil, err
+		}
 		return toApproval(a), nil
 	}
 }

@@ -114,6 +114,10 @@ func nextFor(c erp.Case) caseNext {
 		return caseNext{Operation: opPostInvoice.name, Method: http.MethodPost, Path: "/invoices/" + inv + "/post",
 			ApprovalID: c.ApprovalID, Why: "Approval " + c.ApprovalID + " is approved: post the invoice with it."}
 	}
+	if c.ApprovalStatus == erp.ApprovalSentBack {
+		return caseNext{Operation: opGetApproval.name, Method: http.MethodGet, Path: "/approvals/" + c.ApprovalID,
+			ApprovalID: c.ApprovalID, Why: "Approval " + c.ApprovalID + " was sent back with a question: read it (get_approval), then request approval again answering it."}
+	}
 	if c.ApprovalStatus == erp.ApprovalRejected {
 		return caseNext{Operation: opHandOver.name, Method: http.MethodPost, Path: "/handovers",
 			ApprovalID: c.ApprovalID, Why: "Approval " + c.ApprovalID + " was rejected: hand the invoice over with the reason (get_approval)."}

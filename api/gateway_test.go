@@ -286,6 +286,17 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("APPROVAL_SENT_BACK", func(t *testing.T) {
+		s := newStack(t)
+		id := s.do("POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+			"justification": "Unit price 8 % over the PO; supplier cites a surcharge."}).json(t)["approval_id"].(string)
+		s.sendBack(id, "Which clause of the contract allows the surcharge?", "m.keller")
+		d := check(t, s.do("GET", "/approvals/"+id, nil), 409, "APPROVAL_SENT_BACK", "request_approval")
+		if d["approval_id"] != id || d["question"] != "Which clause of the contract allows the surcharge?" || d["asked_by"] != "m.keller" {
+			t.Errorf("details %v", d)
+		}
+	})
+
 	t.Run("ERP_OUTCOME_UNKNOWN", func(t *testing.T) {
 		// Every Release loses its connection after it was sent, and every
 		// read that would settle it fails: no one can say whether the

@@ -19,8 +19,9 @@ type approvalDecider interface {
 	DecideApproval(ctx context.Context, id string, d erp.Decision) (erp.Approval, error)
 }
 
-// decisions are the answers a person can give.
-var decisions = []string{"approve", "reject"}
+// decisions are the answers a person can give: approve, reject, or
+// send_back, whose reason is the question for the agent.
+var decisions = []string{string(erp.Approve), string(erp.Reject), string(erp.SendBack)}
 
 // handleDecideApproval records a person's decision. The decider is always
 // the client, a person known by their key (or the console's person signed
@@ -42,7 +43,7 @@ func handleDecideApproval(d approvalDecider, kick func()) operationFunc {
 			return nil, err
 		}
 		by := recordFrom(r.Context()).client
-		a, err := d.DecideApproval(r.Context(), id, erp.Decision{Approve: req.Decision == "approve", By: by, Reason: req.Reason})
+		a, err := d.DecideApproval(r.Context(), id, erp.Decision{Verdict: erp.Verdict(req.Decision), By: by, Reason: req.Reason})
 		if err != nil {
 			return nil, err
 		}
@@ -57,7 +58,8 @@ type approvalLister interface {
 	ListApprovals(ctx context.Context, f records.ApprovalFilter) ([]records.Approval, error)
 }
 
-var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected, records.ApprovalSuperseded}
+var approvalStatuses = []string{records.ApprovalPending, records.ApprovalApproved, records.ApprovalRejected, records.ApprovalSuperseded,
+	records.ApprovalSentBack}
 
 // handleListApprovals lists approvals, newest first: by default the ones
 // pending a decision.

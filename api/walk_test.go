@@ -46,6 +46,9 @@ type walk struct {
 	code errmap.Code
 	// meet are the calls up to and including the one answered with code.
 	meet []walkStep
+	// person is what a person does before the last call of meet, which
+	// meets it; nil for nothing.
+	person func(t *testing.T, s *stack)
 	// change makes the thing a wait waits for arrive; nil for none.
 	change func(t *testing.T, s *stack)
 	// follow are the moves next_action asks for, and, for a wait, the
@@ -98,6 +101,15 @@ func walks() []walk {
 			follow: []walkStep{approve("5105600102", "accept_variance"), hold("5105600102"),
 				{"POST", "/invoices/5105600102/post", map[string]any{"approval_id": "A0000001"}, ""}},
 			change: func(t *testing.T, s *stack) { s.decide("A0000001", "approve", "m.keller") }},
+		{code: errmap.ApprovalSentBack, meet: []walkStep{approve("5105600102", "accept_variance"), hold("5105600102"),
+			{"GET", "/approvals/A0000001", nil, "APPROVAL_SENT_BACK"}},
+			person: func(t *testing.T, s *stack) {
+				s.sendBack("A0000001", "Which clause of the contract allows the 8 % surcharge?", "m.keller")
+			},
+			follow: []walkStep{{"POST", "/invoices/5105600102/approvals", map[string]any{"proposed_action": "accept_variance",
+				"justification": "Clause 4.2 of the supply contract allows an 8 % raw material surcharge."}, ""},
+				hold("5105600102"), {"POST", "/invoices/5105600102/post", map[string]any{"approval_id": "A0000002"}, ""}},
+			change: func(t *testing.T, s *stack) { s.decide("A0000002", "approve", "m.keller") }},
 		{code: errmap.LoopDetected, meet: []walkStep{{"GET", "/suppliers/100042", nil, ""}, {"GET", "/suppliers/100042", nil, "LOOP_DETECTED"}},
 			follow: []walkStep{handOver("5105600101", "LOOP_DETECTED"), handOver("5105600101", "LOOP_DETECTED")}},
 		{code: errmap.BudgetExhausted, meet: []walkStep{{"GET", "/invoices/5105600101", nil, ""}, match("5105600101", ""),
@@ -138,7 +150,10 @@ func TestNoNextActionIsRefusedByTheGuard(t *testing.T) {
 				}
 			}
 			run := "X-Run-Id: walk-" + string(w.code)
-			for _, st := range w.meet {
+			for i, st := range w.meet {
+				if i == len(w.meet)-1 && w.person != nil {
+					w.person(t, s)
+				}
 				s.walkCall(t, run, st, false)
 			}
 			for i, st := range w.follow {

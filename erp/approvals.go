@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 
 	"github.com/erpgate/erpgate/erp/records"
 )
@@ -63,16 +64,24 @@ func (p *Process) Approval(ctx context.Context, id string) (Approval, error) {
 	return ApprovalFrom(a), nil
 }
 
-// DecideApproval records a person's decision on a pending approval. The
+// decisionStatus is the status each verdict gives an approval.
+var decisionStatus = map[Verdict]string{
+	Approve:  records.ApprovalApproved,
+	Reject:   records.ApprovalRejected,
+	SendBack: records.ApprovalSentBack,
+}
+
+// DecideApproval records a person's decision on a pending approval:
+// approved, rejected, or sent back to the agent with a question. The
 // requester cannot decide their own request, a decision stands, and a
 // superseded approval is no longer decidable: each is a
 // *DecisionRefusedError. An unknown id is a *NotFoundError. Approving one
 // supersedes the invoice's other approvals, and the decision releases the
 // hold that waited for it, in the same transaction.
 func (p *Process) DecideApproval(ctx context.Context, id string, d Decision) (Approval, error) {
-	status := records.ApprovalRejected
-	if d.Approve {
-		status = records.ApprovalApproved
+	status, ok := decisionStatus[d.Verdict]
+	if !ok {
+		return Approval{}, fmt.Errorf("decide approval %s: %q is not a verdict", id, d.Verdict)
 	}
 	a, err := p.records.DecideApproval(ctx, id, status, d.By, d.Reason, p.now().UTC())
 	switch {
@@ -95,6 +104,19 @@ func (p *Process) DecideApproval(ctx context.Context, id string, d Decision) (Ap
 		return Approval{}, err
 	}
 	return ApprovalFrom(a), nil
+}
+
+// SentBack returns the *ApprovalSentBackError an agent meets on an
+// approval a person sent back, with the question; nil for any other
+// status. get_approval and post_invoice answer it, since what the agent
+// must do is the same wherever it meets the approval: answer the question
+// in a new request.
+func (a Approval) SentBack() error {
+	if a.Status != ApprovalSentBack {
+		return nil
+	}
+	return &ApprovalSentBackError{ApprovalID: a.ID, InvoiceID: a.InvoiceID, Question: a.DecisionReason,
+		AskedBy: a.DecidedBy, AskedAt: a.DecidedAt}
 }
 
 // ApprovalFrom converts a stored approval.

@@ -126,23 +126,23 @@ func TestDecideApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	var refused *erp.DecisionRefusedError
-	_, err = p.DecideApproval(ctx, a.ID, erp.Decision{Approve: true, By: "agent", Reason: "mine"})
+	_, err = p.DecideApproval(ctx, a.ID, erp.Decision{Verdict: erp.Approve, By: "agent", Reason: "mine"})
 	if !errors.As(err, &refused) || refused.Reason != erp.DecisionSameRequester || refused.Approver != "ap_manager" {
 		t.Fatalf("the requester deciding: %v; want refused for segregation of duties", err)
 	}
 	if got, _ := p.Approval(ctx, a.ID); got.Status != erp.ApprovalPending {
 		t.Errorf("after a refused decision the approval is %s, want still pending", got.Status)
 	}
-	got, err := p.DecideApproval(ctx, a.ID, erp.Decision{Approve: true, By: "m.keller", Reason: "Surcharge confirmed."})
+	got, err := p.DecideApproval(ctx, a.ID, erp.Decision{Verdict: erp.Approve, By: "m.keller", Reason: "Surcharge confirmed."})
 	if err != nil || got.Status != erp.ApprovalApproved || got.DecidedBy != "m.keller" || got.DecisionReason != "Surcharge confirmed." {
 		t.Fatalf("a person deciding: %+v, %v", got, err)
 	}
-	_, err = p.DecideApproval(ctx, a.ID, erp.Decision{Approve: false, By: "j.doe", Reason: "changed my mind"})
+	_, err = p.DecideApproval(ctx, a.ID, erp.Decision{Verdict: erp.Reject, By: "j.doe", Reason: "changed my mind"})
 	if !errors.As(err, &refused) || refused.Reason != erp.DecisionNotPending || refused.Status != erp.ApprovalApproved {
 		t.Errorf("a second decision: %v; want refused, the first stands", err)
 	}
 	var nf *erp.NotFoundError
-	if _, err := p.DecideApproval(ctx, "A0009999", erp.Decision{Approve: true, By: "m.keller", Reason: "x"}); !errors.As(err, &nf) {
+	if _, err := p.DecideApproval(ctx, "A0009999", erp.Decision{Verdict: erp.Approve, By: "m.keller", Reason: "x"}); !errors.As(err, &nf) {
 		t.Errorf("an unknown approval: %v; want *NotFoundError", err)
 	}
 	if _, err := p.Approval(ctx, "not-an-id"); !errors.As(err, &nf) {

@@ -166,6 +166,10 @@ const (
 	// ApprovalSuperseded: another approval of the invoice took its place
 	// (Approval.SupersededBy); it can no longer be decided or posted with.
 	ApprovalSuperseded ApprovalStatus = "superseded"
+	// ApprovalSentBack: a person sent it back to the agent with a question
+	// (Approval.DecisionReason) instead of deciding it. It can no longer be
+	// decided or posted with; the agent answers with a new request.
+	ApprovalSentBack ApprovalStatus = "sent_back"
 )
 
 // AutoApprover is the approver of an approval the routing granted at once.
@@ -198,16 +202,28 @@ type Approval struct {
 	RequestedBy    string
 	RequestedAt    time.Time
 	DecidedBy      string    // empty while pending
-	DecisionReason string    // empty while pending
+	DecisionReason string    // empty while pending; for ApprovalSentBack, the question
 	DecidedAt      time.Time // zero while pending
 	SupersededBy   string    // the approval that took its place; "" unless superseded
 }
 
+// Verdict is what a person decides on a pending approval.
+type Verdict string
+
+// The verdicts a person can give.
+const (
+	Approve Verdict = "approve"
+	Reject  Verdict = "reject"
+	// SendBack answers with a question for the agent (Decision.Reason)
+	// instead of a yes or a no.
+	SendBack Verdict = "send_back"
+)
+
 // Decision is a person's answer to a pending approval.
 type Decision struct {
-	Approve bool
+	Verdict Verdict
 	By      string // the person deciding; never the requester
-	Reason  string
+	Reason  string // why; for SendBack, the question for the agent
 }
 
 // Posting is the result of posting an invoice.

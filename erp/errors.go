@@ -126,6 +126,21 @@ func (e *ApprovalMissingError) Error() string {
 	return fmt.Sprintf("invoice %s has no approved approval (%s %s)", e.InvoiceID, e.Reason, e.ApprovalID)
 }
 
+// ApprovalSentBackError says a person sent the approval back to the agent
+// with a question instead of deciding it: the agent answers the question in
+// the justification of a new request_approval.
+type ApprovalSentBackError struct {
+	ApprovalID string
+	InvoiceID  string
+	Question   string
+	AskedBy    string
+	AskedAt    time.Time
+}
+
+func (e *ApprovalSentBackError) Error() string {
+	return fmt.Sprintf("approval %s of invoice %s was sent back by %s with a question", e.ApprovalID, e.InvoiceID, e.AskedBy)
+}
+
 // NoApproverError says the approval routing has no approver for the amount
 // in the invoice's company code.
 type NoApproverError struct {

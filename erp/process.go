@@ -283,9 +283,10 @@ func (p *Process) checkDuplicate(ctx context.Context, inv Invoice) error {
 }
 
 // PostInvoice posts the invoice if approvalID names an approved approval for
-// it; otherwise it returns an *ApprovalMissingError saying why. An invoice
-// that is already posted is not posted again: its posting is returned with
-// AlreadyPosted set.
+// it; otherwise it returns an *ApprovalMissingError saying why, or for an
+// approval a person sent back, an *ApprovalSentBackError with the question.
+// An invoice that is already posted is not posted again: its posting is
+// returned with AlreadyPosted set.
 func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key string) (Posting, Approval, error) {
 	inv, err := p.readForWrite(ctx, invoiceID)
 	if err != nil {
@@ -313,6 +314,8 @@ func (p *Process) PostInvoice(ctx context.Context, invoiceID, approvalID, key st
 	case appr.Status == ApprovalRejected:
 		missing.Reason = ApprovalWasRejected
 		return Posting{}, appr, missing
+	case appr.Status == ApprovalSentBack:
+		return Posting{}, appr, appr.SentBack()
 	case appr.Status == ApprovalSuperseded:
 		missing.Reason, missing.SupersededBy = ApprovalWasSuperseded, appr.SupersededBy
 		if by, err := p.Approval(ctx, appr.SupersededBy); err == nil {

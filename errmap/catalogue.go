@@ -42,10 +42,13 @@ const (
 	Internal             Code = "INTERNAL"
 )
 
-// The outcomes of a person's decision on an approval.
+// The outcomes of a person's decision on an approval. APPROVAL_SENT_BACK
+// is the one an agent meets: get_approval and post_invoice answer it for
+// an approval a person sent back with a question.
 const (
 	ApprovalDecided     Code = "APPROVAL_DECIDED"
 	ApprovalSuperseded  Code = "APPROVAL_SUPERSEDED"
+	ApprovalSentBack    Code = "APPROVAL_SENT_BACK"
 	SegregationOfDuties Code = "SEGREGATION_OF_DUTIES"
 )
 
@@ -138,6 +141,8 @@ var catalogue = []Entry{
 		"A decision on an approval that was decided before: the decision stands (details.status)."},
 	{ApprovalSuperseded, http.StatusConflict, false, FixInputAndRetry, "", true,
 		"A decision on an approval another approval of the invoice took the place of: decide details.superseded_by instead."},
+	{ApprovalSentBack, http.StatusConflict, false, RequestApproval, "", true,
+		"A person sent the approval back with a question (details.question) instead of deciding it. Call request_approval again with a justification that answers it."},
 	{SegregationOfDuties, http.StatusConflict, false, RouteToPerson, "", true,
 		"The client that requested an approval cannot decide it; another person of details.approver must."},
 	{Internal, http.StatusInternalServerError, false, StopAndEscalate, "", true,

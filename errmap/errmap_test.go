@@ -51,8 +51,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 26 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 13 gateway codes and 3 decision outcomes", len(seen))
+	if len(seen) != 27 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 13 gateway codes and 4 decision outcomes", len(seen))
 	}
 }
 
@@ -87,6 +87,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.WriteInProgress:      {409, true, errmap.HoldAndRecheck, ""},
 		errmap.RateLimited:          {429, true, errmap.HoldAndRecheck, ""},
 		errmap.ApprovalDecided:      {409, false, errmap.StopAndEscalate, ""},
+		errmap.ApprovalSentBack:     {409, false, errmap.RequestApproval, ""},
 		errmap.SegregationOfDuties:  {409, false, errmap.RouteToPerson, ""},
 		errmap.Internal:             {500, false, errmap.StopAndEscalate, ""},
 	}
@@ -233,6 +234,13 @@ func TestMapProcessErrors(t *testing.T) {
 			errmap.SegregationOfDuties, 409, errmap.RouteToPerson, false,
 			map[string]any{"approval_id": "A0000010", "reason": "same_requester", "status": "pending", "approver": "finance_director"},
 			[]string{"A0000010", "finance_director"}},
+		{"sent back", fmt.Errorf("post: %w", &erp.ApprovalSentBackError{ApprovalID: "A0000011", InvoiceID: "5105600102",
+			Question: "Which clause allows the 8 % surcharge?", AskedBy: "m.keller",
+			AskedAt: time.Date(2026, 3, 2, 9, 15, 0, 0, time.FixedZone("CET", 3600))}),
+			errmap.ApprovalSentBack, 409, errmap.RequestApproval, false,
+			map[string]any{"approval_id": "A0000011", "invoice_id": "5105600102", "question": "Which clause allows the 8 % surcharge?",
+				"asked_by": "m.keller", "asked_at": "2026-03-02T08:15:00Z"},
+			[]string{"A0000011", "details.question", "request_approval"}},
 		{"invoice posted", &erp.InvoicePostedError{InvoiceID: "5105600100"},
 			errmap.InvalidRequest, 400, errmap.FixInputAndRetry, false,
 			map[string]any{"invoice_id": "5105600100", "reason": "already_posted"}, []string{"5105600100"}},

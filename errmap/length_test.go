@@ -75,6 +75,8 @@ func everyMessage() map[string]*Error {
 	add("approval missing amount differs", Map(&erp.ApprovalMissingError{InvoiceID: longInvoice, ApprovalID: longApproval,
 		Reason: erp.ApprovalAmountDiffers, Approved: erp.Money{Amount: decimal.NewFromInt(999999999), Currency: "EUR"},
 		Invoiced: erp.Money{Amount: decimal.NewFromInt(999999998), Currency: "EUR"}}))
+	add("approval sent back", Map(&erp.ApprovalSentBackError{ApprovalID: longApproval, InvoiceID: longInvoice,
+		Question: strings.Repeat("Which clause of the contract allows it? ", 12), AskedBy: longApprover, AskedAt: time.Now()}))
 	add("no approver", Map(&erp.NoApproverError{InvoiceID: longInvoice, CompanyCode: "1010", Amount: decimal.NewFromInt(999999999)}))
 	add("decision same requester", Map(&erp.DecisionRefusedError{ApprovalID: longApproval, Reason: erp.DecisionSameRequester, Status: erp.ApprovalPending, Approver: longApprover}))
 	for _, st := range []erp.ApprovalStatus{erp.ApprovalApproved, erp.ApprovalRejected} {

@@ -109,6 +109,9 @@ func mapErr(err error) *Error {
 	if missing, ok := errors.AsType[*erp.ApprovalMissingError](err); ok {
 		return approvalMissing(missing)
 	}
+	if sent, ok := errors.AsType[*erp.ApprovalSentBackError](err); ok {
+		return approvalSentBack(sent)
+	}
 	if noAppr, ok := errors.AsType[*erp.NoApproverError](err); ok {
 		return New(ApproverNotFound,
 			fmt.Sprintf("The approval routing has no approver for invoice %s at this amount. Route to the AP lead.", noAppr.InvoiceID),
@@ -223,6 +226,18 @@ func approvalMissing(m *erp.ApprovalMissingError) *Error {
 		msg = fmt.Sprintf("Approval %s is for invoice %s, not %s. Request an approval for invoice %s.", m.ApprovalID, m.ForInvoice, m.InvoiceID, m.InvoiceID)
 	}
 	return New(ApprovalMissing, msg, d)
+}
+
+// approvalSentBack names an approval a person sent back with a question.
+// get_approval and post_invoice both answer APPROVAL_SENT_BACK, not a 200
+// with a status or APPROVAL_MISSING with a reason: the agent has a question
+// to answer before anything else, and one code carries it, with the same
+// details, wherever the agent meets the approval.
+func approvalSentBack(s *erp.ApprovalSentBackError) *Error {
+	d := map[string]any{"approval_id": s.ApprovalID, "invoice_id": s.InvoiceID, "question": s.Question,
+		"asked_by": s.AskedBy, "asked_at": s.AskedAt.UTC().Format(time.RFC3339)}
+	return New(ApprovalSentBack,
+		fmt.Sprintf("Approval %s was sent back with a question (details.question): answer it in a new request_approval.", s.ApprovalID), d)
 }
 
 func decisionRefused(r *erp.DecisionRefusedError) *Error {
