@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
+	"github.com/erpgate/erpgate/cmd/internal/telemetry"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -31,16 +32,43 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	return serve(ctx, cfg, stdout, stderr)
+	traces, err := telemetry.FromEnv(getenv)
+	if err != nil {
+		return fmt.Errorf("traces: %w", err)
+	}
+	return serveTraced(ctx, cfg, traces, stdout, stderr)
 }
 
-// serve runs the gateway cfg describes until ctx ends.
+// serve runs the gateway cfg describes until ctx ends, without traces.
 func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
+	return serveTraced(ctx, cfg, telemetry.Settings{}, stdout, stderr)
+}
+
+// serveTraced runs the gateway cfg describes until ctx ends, with traces
+// as the OTEL_* variables set them (telemetry.FromEnv).
+func serveTraced(ctx context.Context, cfg config, traces telemetry.Settings, stdout, stderr io.Writer) error {
 	// The log is buffered (logbuf.go) and written out when serve returns,
 	// after the last request and the gateway's own shutdown lines.
 	logw := newLogWriter(stderr, logFlushEvery)
 	defer logw.Close()
 	logger := newLogger(cfg, logw)
+	var tracing *telemetry.Tracing
+	if traces.Enabled() {
+		var err error
+		if tracing, err = telemetry.Start(traces); err != nil {
+			return err
+		}
+		logger.Info("traces on", "endpoint", gateway.RedactURL(traces.Endpoint), "sampler", traces.SamplerName)
+		// Runs after the server's shutdown: the spans of the last
+		// requests are sent before the process ends.
+		defer func() {
+			fctx, cancel := context.WithTimeout(context.Background(), traceFlushTimeout)
+			defer cancel()
+			if err := tracing.Shutdown(fctx); err != nil {
+				logger.Warn("spans not all sent", "error", err)
+			}
+		}()
+	}
 
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
@@ -51,11 +79,12 @@ func serve(ctx context.Context, cfg config, stdout, stderr io.Writer) error {
 	if public == "" {
 		public = fmt.Sprintf("http://localhost:%d", ln.Addr().(*net.TCPAddr).Port)
 	}
+	gc := gatewayConfig(cfg, public, logger)
+	gc.Tracer = tracing.Tracer()
 	demo, err := newDemoPeople(cfg, rand.Reader) // demo.go
 	if err != nil {
 		return err
 	}
-	gc := gatewayConfig(cfg, public, logger)
 	gc.DemoPeople = demo.credentials()
 	gw, err := gateway.New(ctx, gc)
 	if err != nil {
@@ -187,15 +216,20 @@ func hostPort(a net.Addr) string {
 	return tcp.String()
 }
 
+// newLogger is the gateway's logger: every line logged inside a trace
+// names its trace_id and span_id (telemetry.LogHandler).
 func newLogger(cfg config, w io.Writer) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(strings.ToUpper(cfg.logLevel)))
 	opts := &slog.HandlerOptions{Level: level}
 	if cfg.logFormat == "text" {
-		return slog.New(slog.NewTextHandler(w, opts))
+		return slog.New(telemetry.LogHandler(slog.NewTextHandler(w, opts)))
 	}
-	return slog.New(slog.NewJSONHandler(w, opts))
+	return slog.New(telemetry.LogHandler(slog.NewJSONHandler(w, opts)))
 }
+
+// traceFlushTimeout bounds the sending of the last spans at shutdown.
+const traceFlushTimeout = 5 * time.Second
 
 // keyCap turns the -max-keys-per-client setting (0: no cap) into
 // api.Options' form (negative: no cap).

@@ -23,12 +23,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2/clientcredentials"
 
 	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/console"
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/api/runs"
+	"github.com/erpgate/erpgate/cmd/internal/telemetry"
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/recheck"
 	"github.com/erpgate/erpgate/erp/records"
@@ -161,6 +163,10 @@ type Config struct {
 	// Metrics holds the Prometheus collectors served at /metrics; nil
 	// makes new ones.
 	Metrics *api.Metrics
+	// Tracer, when set, makes the spans of the gateway's traces: an
+	// operation's, a tool call's, an ERP attempt's and a records write's
+	// (telemetry.Records). Nil: tracing off.
+	Tracer trace.Tracer
 
 	// WrapRecords and WrapERP, for tests, wrap the records store and the
 	// ERP client the API works with, and KeyLease, for tests, shortens the
@@ -231,7 +237,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.RetryObserver != nil {
 		observer = cfg.RetryObserver
 	}
-	g.runner = retry.New(cfg.Retry, observer)
+	policy := cfg.Retry
+	policy.Tracer = cfg.Tracer
+	g.runner = retry.New(policy, observer)
 	erpOpts := sap.Options{Runner: g.runner, Client: cfg.SAPClient, TLS: cfg.ERPTLS,
 		HTTPClient: cfg.ERPHTTPClient, Logger: logger.With("component", "erp")}
 	switch cfg.ERPAuth {
@@ -274,6 +282,9 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.WrapRecords != nil {
 		store = cfg.WrapRecords(store)
 	}
+	if cfg.Tracer != nil {
+		store = telemetry.Records(store, cfg.Tracer)
+	}
 	if cfg.WrapERP != nil {
 		g.erp = cfg.WrapERP(client)
 	}
@@ -312,6 +323,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		ContractJSON: contract.JSON, ContractYAML: contract.YAML, ContractSwagger: contract.Swagger,
 		PeopleContractJSON: people.JSON, PeopleContractYAML: people.YAML,
 		BreakerStates: g.runner.BreakerStates,
+		Tracer:        cfg.Tracer,
 	})
 	if err != nil {
 		return nil, err
@@ -324,7 +336,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("load the contract: %w", err)
 	}
-	mcpServer, err := mcp.New(g.api, doc, mcp.Options{Logger: logger.With("component", "mcp"), Allowed: g.api.Allows})
+	mcpServer, err := mcp.New(g.api, doc, mcp.Options{Logger: logger.With("component", "mcp"), Allowed: g.api.Allows,
+		Tracer: cfg.Tracer})
 	if err != nil {
 		return nil, err
 	}

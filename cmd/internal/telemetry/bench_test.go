@@ -1,0 +1,130 @@
+package telemetry_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/cmd/internal/telemetry"
+	"github.com/erpgate/erpgate/cmd/internal/telemetry/otlptest"
+	"github.com/erpgate/erpgate/erp/records"
+	"github.com/erpgate/erpgate/erp/sap"
+	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/retry"
+)
+
+// canned answers every ERP request with the simulated ERP's answer to the
+// first, so that the benchmark spends nothing on sockets toward the ERP.
+type canned struct {
+	status int
+	header http.Header
+	body   []byte
+	sim    http.Handler
+}
+
+func (c *canned) RoundTrip(req *http.Request) (*http.Response, error) {
+	if c.body == nil {
+		w := httptest.NewRecorder()
+		if req.Body == nil {
+			req.Body = http.NoBody
+		}
+		c.sim.ServeHTTP(w, req)
+		c.status, c.header, c.body = w.Code, w.Header().Clone(), w.Body.Bytes()
+	}
+	return &http.Response{StatusCode: c.status, Header: c.header, Body: io.NopCloser(bytes.NewReader(c.body)),
+		ContentLength: int64(len(c.body)), Request: req, ProtoMajor: 1, ProtoMinor: 1}, nil
+}
+
+// BenchmarkTracedRead is a whole get_invoice as the gateway process does
+// it, minus the sockets (as api's BenchmarkProxiedRead), with a
+// traceparent: tracing off, and on with every span exported over OTLP/HTTP
+// to a receiver in this process that decodes and discards them. The
+// difference of cpu-ns/op is what tracing costs a read, the receiver's
+// decoding included (loadbench traces measures the gateway alone).
+func BenchmarkTracedRead(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			var tracing *telemetry.Tracing
+			if on {
+				receiver := otlptest.NewDiscarding()
+				defer receiver.Close()
+				s, err := telemetry.FromEnv(func(k string) string {
+					return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": receiver.URL()}[k]
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tracing, err = telemetry.Start(s); err != nil {
+					b.Fatal(err)
+				}
+				defer func() {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					defer cancel()
+					_ = tracing.Shutdown(ctx)
+				}()
+			}
+			metrics := api.NewMetrics()
+			client, err := sap.New("http://sap.invalid", sap.Options{
+				HTTPClient: &http.Client{Transport: &canned{sim: sim.New(sim.Options{})}},
+				Runner:     retry.New(retry.Policy{Tracer: tracing.Tracer()}, metrics),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			store, err := records.OpenTemp(context.Background(), records.Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			logger := slog.New(telemetry.LogHandler(slog.NewJSONHandler(io.Discard, nil)))
+			srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, Logger: logger, Tracer: tracing.Tracer()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := httptest.NewRequest(http.MethodGet, "/invoices/5105600101", nil)
+			req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+			w := &discard{h: http.Header{}}
+			b.ReportAllocs()
+			cpu0 := processCPU()
+			for b.Loop() {
+				clear(w.h)
+				w.status = 0
+				srv.ServeHTTP(w, req)
+				if w.status != http.StatusOK {
+					b.Fatalf("status %d", w.status)
+				}
+			}
+			b.ReportMetric(float64(processCPU()-cpu0)/float64(b.N), "cpu-ns/op")
+		})
+	}
+}
+
+// processCPU is the process's CPU time so far, user and system, the
+// exporter's and (with tracing on) the receiver's goroutines included.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+type discard struct {
+	h      http.Header
+	status int
+}
+
+func (w *discard) Header() http.Header         { return w.h }
+func (w *discard) WriteHeader(status int)      { w.status = status }
+func (w *discard) Write(p []byte) (int, error) { return len(p), nil }
