@@ -46,12 +46,13 @@ echo "--- console: install $PLAYWRIGHT $AXE"
 npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp/npm" "$PLAYWRIGHT" "$AXE" >"$tmp/npm.log" 2>&1 ||
   { cat "$tmp/npm.log" >&2; fail "npm install $PLAYWRIGHT $AXE"; }
 
-echo "--- console: build and start erpgate with an agent's key and an approver's"
+echo "--- console: build and start erpgate with an agent's key, an approver's and an auditor's"
 go build -o "$tmp/erpgate" ./cmd/erpgate
 agent_key="agent-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 person_key="person-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
+audit_key="audit-$(od -An -N12 -tx1 /dev/urandom | tr -d ' \n')"
 hash() { printf '%s' "$1" | sha256sum | cut -d' ' -f1; }
-start_gateway "$tmp/erpgate" -api-keys "agent:$(hash "$agent_key"):read+write,m.keller:$(hash "$person_key"):approve+review" ||
+start_gateway "$tmp/erpgate" -api-keys "agent:$(hash "$agent_key"):read+write,m.keller:$(hash "$person_key"):approve+review,a.berg:$(hash "$audit_key"):audit" ||
   fail "erpgate did not start"
 base=$gw_url
 echo "erpgate at $base"
@@ -107,6 +108,7 @@ agent GET "/approvals/$approve_id" >"$tmp/sent_back.json"
 expect 409 "get_approval $approve_id after it was sent back"
 grep -q '"code":"APPROVAL_SENT_BACK"' "$tmp/sent_back.json" || fail "get_approval $approve_id is not APPROVAL_SENT_BACK: $(cat "$tmp/sent_back.json")"
 grep -qF "\"question\":\"$question\"" "$tmp/sent_back.json" || fail "get_approval $approve_id does not carry the question: $(cat "$tmp/sent_back.json")"
+BASE=$base PERSON_KEY=$person_key AUDIT_KEY=$audit_key APPROVE_ID=$approve_id HANDOVER_102=$ho_102 RUN_ID=run-0102 CASE_INVOICE=5105600102 NODE_PATH="$tmp/npm/node_modules" node .ci/console-narrow.cjs || fail "every page at 390 and 1280 px: no sideways scrolling, axe-core clean"
 ERPGATE_BIN="$tmp/erpgate" SCREENSHOTS=$screenshots NODE_PATH="$tmp/npm/node_modules" node .ci/console-security.cjs || fail "sign-in throttled, sign-out ends copied cookies, the audit page and its CSV in the browser"
 
 echo "--- console: the gateway logged the person's sign-in"
