@@ -161,7 +161,7 @@ func TestDocsShowAuthentication(t *testing.T) {
 		"<code>api_key</code>: API key in the header X-API-Key",
 		"&quot;Authorization: Bearer &lt;key&gt;&quot;",
 		"OAuth access tokens", "<code>-oauth-issuer</code>",
-		"Keyless mode",
+		"Keyless mode", "the agent <code>anonymous</code>", "demonstration people",
 		"<code>UNAUTHENTICATED</code> (401)", "<code>SCOPE_MISSING</code> (409",
 	} {
 		if !strings.Contains(auth, want) {
