@@ -41,12 +41,19 @@
 // released: the decision's answer, get_hold, and hold.released at a
 // webhook receiver, with a PASS or MISS against the goal of a second.
 //
+// loadbench traces runs get_invoice, over REST and as tools/call on /mcp,
+// through two gateways alike but for tracing: off, and on with every span
+// exported to an OTLP/HTTP receiver in the bench that discards them. It
+// prints each path's CPU time per call and what tracing costs of it, with
+// a PASS or MISS against the goal of at most 10 microseconds per read.
+//
 // Usage:
 //
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
 //	loadbench brownout [-cell 4s] [-seed 1]
 //	loadbench invoice [-latency 50ms] [-rounds 3]
 //	loadbench decisions [-n 100] [-database-url url]
+//	loadbench traces [-c 16] [-d 8s] [-rounds 3]
 //	loadbench writes [-n 400] [-c 2] [-database-url url] [-runs 100000] [-keys 20000] [-memc 64] [-erpgate path]
 package main
 

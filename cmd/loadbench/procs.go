@@ -13,6 +13,7 @@ import (
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -117,6 +118,13 @@ var (
 // serves its profiles on a loopback port of its own. Extra flags follow
 // these.
 func startErpgate(bin, erpURL, dir, name string, profiling bool, extra ...string) (*child, error) {
+	return startErpgateEnv(bin, erpURL, dir, name, profiling, nil, extra...)
+}
+
+// startErpgateEnv is startErpgate with env added to its environment, from
+// which the caller's ERPGATE_ and OTEL_ variables are taken out: the
+// gateway measured traces only when env says so.
+func startErpgateEnv(bin, erpURL, dir, name string, profiling bool, env []string, extra ...string) (*child, error) {
 	args := []string{"-addr", "127.0.0.1:0", "-erp-url", erpURL, "-rate-limit", "0",
 		"-run-limits", "true", "-log-level", "info", "-log-format", "json",
 		"-data-dir", filepath.Join(dir, name+"-data")}
@@ -124,7 +132,7 @@ func startErpgate(bin, erpURL, dir, name string, profiling bool, extra ...string
 		args = append(args, "-debug-addr", "127.0.0.1:0")
 	}
 	cmd := exec.Command(bin, append(args, extra...)...)
-	cmd.Env = environWithout("ERPGATE_")
+	cmd.Env = append(environWithout("ERPGATE_", "OTEL_"), env...)
 	return startListening(name, cmd, dir)
 }
 
@@ -138,10 +146,10 @@ func startERPSim(bin, dir string) (*child, error) {
 // environWithout is the environment less the variables with prefix:
 // settings from the caller's environment must not change what is
 // measured.
-func environWithout(prefix string) []string {
+func environWithout(prefixes ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, prefix) {
+		if !slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(kv, p) }) {
 			env = append(env, kv)
 		}
 	}

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"runtime"
+	"text/tabwriter"
+	"time"
+
+	"github.com/erpgate/erpgate/cmd/internal/telemetry/otlptest"
+)
+
+// The traces bench: the same gateway twice, one with tracing off (no
+// OTEL_* variable) and one exporting every span to an OTLP/HTTP receiver
+// in this process that decodes and discards them, driven alternately with
+// get_invoice over REST (with a traceparent) and as tools/call on /mcp
+// (with params._meta.traceparent), each a closed loop of the same
+// concurrency for the same time. What tracing costs is the difference of
+// the gateway's CPU time per call.
+
+// Goal of the traces bench: tracing costs at most this much CPU per read.
+const goalTraceCPU = 10 * time.Microsecond
+
+// Defaults of the traces command line.
+const (
+	defaultTraceConcurrency = 16
+	defaultTraceLength      = 8 * time.Second
+	defaultTraceRounds      = 3
+)
+
+type tracesConfig struct {
+	concurrency int
+	length      time.Duration // per path, over all rounds
+	rounds      int
+	erpgate     string
+}
+
+func parseTraces(args []string, stderr io.Writer) (tracesConfig, error) {
+	fs := flag.NewFlagSet("loadbench traces", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var cfg tracesConfig
+	fs.IntVar(&cfg.concurrency, "c", defaultTraceConcurrency, "concurrent calls of each path's closed loop")
+	fs.DurationVar(&cfg.length, "d", defaultTraceLength, "time each path is driven, over all rounds, its 10 % warm-up per round included")
+	fs.IntVar(&cfg.rounds, "rounds", defaultTraceRounds, "turns over the paths, so that load from elsewhere falls on all alike")
+	fs.StringVar(&cfg.erpgate, "erpgate", "", "erpgate binary (default: built from this repository with go build)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return tracesConfig{}, err
+		}
+		return tracesConfig{}, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 || cfg.concurrency < 1 || cfg.rounds < 1 || cfg.length <= 0 {
+		fmt.Fprintln(stderr, "loadbench traces: want -c and -rounds of at least 1, a positive -d, and no other arguments")
+		return tracesConfig{}, errUsage
+	}
+	return cfg, nil
+}
+
+// newTraceparent is a sampled trace context of a new trace.
+func newTraceparent() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return "00-" + hex.EncodeToString(b[:16]) + "-" + hex.EncodeToString(b[16:]) + "-01"
+}
+
+// tracedRESTPath reads the invoice over REST, each call with a
+// traceparent of its own.
+func tracedRESTPath(name, base string, tr *http.Transport) *mcpPath {
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	url := base + "/invoices/" + invoiceID
+	return &mcpPath{name: name, tr: tr, start: func(context.Context) (caller, func(), error) {
+		return func(ctx context.Context) error {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Accept", "application/json")
+			req.Header.Set("Traceparent", newTraceparent())
+			return expectInvoice(client.Do(req))
+		}, func() {}, nil
+	}}
+}
+
+// tracedMCPPath reads the invoice as tools/call on /mcp in mcpProtocol,
+// each call with a traceparent of its own in params._meta.
+func tracedMCPPath(name, base string, tr *http.Transport) *mcpPath {
+	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
+	url := base + "/mcp"
+	return &mcpPath{name: name, tr: tr, start: func(context.Context) (caller, func(), error) {
+		return func(ctx context.Context) error {
+			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcpProtocol +
+				`","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"` + newTraceparent() +
+				`"},"name":"get_invoice","arguments":{"invoice_id":"` + invoiceID + `"}}}`
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader([]byte(body)))
+			if err != nil {
+				return err
+			}
+			h := req.Header
+			h.Set("Content-Type", "application/json")
+			h.Set("Accept", "application/json, text/event-stream")
+			h.Set("Mcp-Protocol-Version", mcpProtocol)
+			h.Set("Mcp-Method", "tools/call")
+			h.Set("Mcp-Name", "get_invoice")
+			return expectInvoice(client.Do(req))
+		}, func() {}, nil
+	}}
+}
+
+// expectInvoice reads an answer that must be a 200 naming the invoice.
+func expectInvoice(resp *http.Response, err error) error {
+	if err != nil {
+		return err
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK || !bytes.Contains(body, []byte(invoiceID)) || bytes.Contains(body, []byte(`"isError":true`)) {
+		return fmt.Errorf("status %d: %.200s", resp.StatusCode, body)
+	}
+	return nil
+}
+
+// runTraces runs the traces bench and prints its table and goal.
+func runTraces(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseTraces(args, stderr)
+	if err != nil {
+		return err
+	}
+	m := readMachine()
+	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "loadbench traces: "+format+"\n", a...) }
+	raiseOpenFiles()
+	dir, err := os.MkdirTemp("", "loadbench-traces-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+
+	erp, err := runERPSim(ctx, dir, progress)
+	if err != nil {
+		return err
+	}
+	defer erp.stop()
+	bin, err := erpgateBinary(ctx, cfg.erpgate, dir, progress)
+	if err != nil {
+		return err
+	}
+	receiver := otlptest.NewDiscarding()
+	defer receiver.Close()
+	off, err := startErpgateEnv(bin, erp.url, dir, "erpgate-off", false, nil)
+	if err != nil {
+		return err
+	}
+	defer off.stop()
+	on, err := startErpgateEnv(bin, erp.url, dir, "erpgate-on", false,
+		[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL(), "OTEL_SERVICE_NAME=loadbench"})
+	if err != nil {
+		return err
+	}
+	defer on.stop()
+
+	conns := 2 * cfg.concurrency
+	restOff := tracedRESTPath("REST, off", off.url, newMCPTransport(conns))
+	restOn := tracedRESTPath("REST, on", on.url, newMCPTransport(conns))
+	mcpOff := tracedMCPPath("/mcp, off", off.url, newMCPTransport(conns))
+	mcpOn := tracedMCPPath("/mcp, on", on.url, newMCPTransport(conns))
+	restOff.procs, mcpOff.procs = []*child{off}, []*child{off}
+	restOn.procs, mcpOn.procs = []*child{on}, []*child{on}
+	paths := []*mcpPath{restOff, restOn, mcpOff, mcpOn}
+	defer func() {
+		for _, p := range paths {
+			p.tr.CloseIdleConnections()
+		}
+	}()
+	d := cfg.length / time.Duration(cfg.rounds)
+	for round := range cfg.rounds {
+		for _, p := range paths {
+			progress("round %d of %d: %s, %d concurrent, %s", round+1, cfg.rounds, p.name, cfg.concurrency, d)
+			if err := p.drive(ctx, cfg.concurrency, d); err != nil {
+				return err
+			}
+		}
+	}
+	// The last spans leave the gateway within the batch's delay (5s).
+	deadline := time.Now().Add(7 * time.Second)
+	for receiver.Count() < restOn.calls+mcpOn.calls && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	printTraces(stdout, m, cfg, paths, receiver)
+	return nil
+}
+
+func printTraces(w io.Writer, m machine, cfg tracesConfig, paths []*mcpPath, receiver *otlptest.Receiver) {
+	fmt.Fprintf(w, "machine: nproc %d, %s, %s, GOMAXPROCS %d; load average %s at start, %s at end\n",
+		m.cpus, m.model, m.goVersion, runtime.GOMAXPROCS(0), m.load, loadAverage())
+	fmt.Fprintf(w, "get_invoice, closed loop of %d concurrent calls per path, %s per path in %d rounds (10 %% warm-up per round); "+
+		"every call with a sampled traceparent of its own\n", cfg.concurrency, cfg.length, cfg.rounds)
+	fmt.Fprintf(w, "off: no OTEL_* variable; on: OTEL_EXPORTER_OTLP_ENDPOINT to a receiver in the bench that decodes and discards (%d spans in %d exports)\n",
+		receiver.Count(), receiver.Exports())
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "path\tcalls\terrors\treq/s\tp50\tp99\tCPU/call")
+	for _, p := range paths {
+		cpu := "n/a"
+		if c := p.cpuPerCall(); c > 0 {
+			cpu = fmt.Sprintf("%.1fus", float64(c)/float64(time.Microsecond))
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.0f\t%s\t%s\t%s\n", p.name, p.answered, p.failed, p.rps(), dur(p.quantile(0.5)), dur(p.quantile(0.99)), cpu)
+	}
+	tw.Flush()
+	for _, p := range paths {
+		if p.failed > 0 {
+			fmt.Fprintf(w, "%s: %d of %d calls failed, first: %s\n", p.name, p.failed, p.answered, p.firstErr)
+		}
+	}
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for i := 0; i+1 < len(paths); i += 2 {
+		offP, onP := paths[i], paths[i+1]
+		a, b := offP.cpuPerCall(), onP.cpuPerCall()
+		if a <= 0 || b <= 0 {
+			goal(tw, "tracing's CPU per call, "+onP.name, "n/a (CPU time unknown)", "MISS")
+			continue
+		}
+		cost := b - a
+		ok := cost <= goalTraceCPU && offP.failed == 0 && onP.failed == 0
+		goal(tw, fmt.Sprintf("tracing costs at most %s of CPU per read (%s)", dur(goalTraceCPU), onP.name),
+			fmt.Sprintf("%+.1fus (%.1fus on, %.1fus off)", float64(cost)/1e3, float64(b)/1e3, float64(a)/1e3), verdict(ok))
+	}
+	tw.Flush()
+}
