@@ -21,7 +21,9 @@
 #   - The gateway: /readyz reports its SQLite store ok.
 #   - Compose: deploy/compose.yaml loads with compose-go (what `docker compose
 #     config` uses) and its build and bind-mount paths exist; the gateway
-#     uses the postgres service (healthy first) for its records.
+#     uses the postgres service (healthy first) for its records, and sends
+#     its traces to the collector, whose pipeline (deploy/otel) ends in
+#     Jaeger.
 #   - Dockerfile: BuildKit's parser and parse-time lint rules, and the image's
 #     promises (static build, distroless nonroot, USER 65532, port 8080, ENV,
 #     the records VOLUME owned by 65532, no HEALTHCHECK, .dockerignore), via
@@ -249,6 +251,32 @@ assert vol and vol[0] in compose["volumes"], pg["volumes"]
 assert gw["environment"]["ERPGATE_DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in gw["environment"]["ERPGATE_DATABASE_URL"], gw["environment"]
 assert gw["depends_on"]["postgres"]["condition"] == "service_healthy", gw["depends_on"]
 assert gw["environment"]["ERPGATE_REDIS_URL"].startswith("redis://redis:"), gw["environment"]
+PY
+# The gateway's traces reach the collector's OTLP/HTTP receiver, and the
+# collector's pipeline sends them on to Jaeger's OTLP port.
+python3 - <<'PY' || fail "deploy/compose.yaml and deploy/otel/collector.yaml: the gateway's traces do not reach Jaeger"
+import yaml
+from urllib.parse import urlparse
+compose = yaml.safe_load(open("deploy/compose.yaml"))
+svc = compose["services"]
+gw, col, jaeger = svc["erpgate"], svc["otel-collector"], svc["jaeger"]
+ep = urlparse(gw["environment"]["OTEL_EXPORTER_OTLP_ENDPOINT"])
+assert ep.scheme == "http" and ep.hostname == "otel-collector", ep
+mounts = dict(v.split(":")[:2] for v in col["volumes"])
+assert mounts["./otel/collector.yaml"] in " ".join(col["command"]), (mounts, col["command"])
+cfg = yaml.safe_load(open("deploy/otel/collector.yaml"))
+http = cfg["receivers"]["otlp"]["protocols"]["http"]["endpoint"]
+assert http.endswith(":%d" % ep.port), (http, ep.port)
+pipe = cfg["service"]["pipelines"]["traces"]
+for kind in ("receivers", "processors", "exporters"):
+    for name in pipe[kind]:
+        assert name in cfg[kind], f"pipeline {kind} {name} is not defined"
+for name in pipe["exporters"]:
+    host = cfg["exporters"][name]["endpoint"].split(":")[0]
+    assert host in svc, f"exporter {name} sends to {host}, no compose service"
+assert "16686:16686" in jaeger["ports"], jaeger["ports"]
+assert gw["depends_on"]["otel-collector"], gw["depends_on"]
+print(f"traces: erpgate -> {ep.hostname}:{ep.port} -> {', '.join(cfg['exporters'][n]['endpoint'] for n in pipe['exporters'])}")
 PY
 
 step "dockerfile"
