@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
@@ -192,6 +193,7 @@ func measureDecisions(ctx context.Context, engine string, cfg erpgate.Config, n 
 	}
 	defer shutdown(context.Background()) //nolint:errcheck // the bench is over
 	cfg.ERPURL, cfg.SkipMetadata, cfg.HoldWebhook = erpURL, true, "http://"+hookLn.Addr().String()
+	cfg.DemoPeople = benchPeople
 	gw, err := erpgate.New(ctx, cfg)
 	if err != nil {
 		return cell, err
@@ -212,7 +214,11 @@ func measureDecisions(ctx context.Context, engine string, cfg erpgate.Config, n 
 	client := &http.Client{Timeout: 30 * time.Second}
 
 	call := func(method, path string, body any, into any) error {
-		status, data, _, err := sendJSON(ctx, client, method, base+path, nil, body)
+		var header http.Header
+		if strings.HasSuffix(path, "/decision") {
+			header = as(approver) // a person's call, with their key
+		}
+		status, data, _, err := sendJSON(ctx, client, method, base+path, header, body)
 		if err != nil {
 			return fmt.Errorf("%s %s: %w", method, path, err)
 		}
@@ -253,7 +259,7 @@ func measureDecisions(ctx context.Context, engine string, cfg erpgate.Config, n 
 		told := hook.wait(hold.HoldID)
 		start := time.Now()
 		if err := call(http.MethodPost, "/approvals/"+appr.ApprovalID+"/decision", map[string]string{
-			"decision": "approve", "reason": "Agreed with the supplier.", "decided_by": "m.keller"}, nil); err != nil {
+			"decision": "approve", "reason": "Agreed with the supplier."}, nil); err != nil {
 			return cell, err
 		}
 		var t decisionTimes

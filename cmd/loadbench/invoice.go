@@ -212,7 +212,7 @@ func runFlows(ctx context.Context, latency, runReads time.Duration) ([]flowResul
 		return nil, err
 	}
 	defer stopSim()
-	gw, err := erpgate.New(ctx, erpgate.Config{ERPURL: erpURL, SkipMetadata: true, RunReadTTL: runReads})
+	gw, err := erpgate.New(ctx, erpgate.Config{ERPURL: erpURL, SkipMetadata: true, RunReadTTL: runReads, DemoPeople: benchPeople})
 	if err != nil {
 		return nil, err
 	}
@@ -253,8 +253,13 @@ type agent struct {
 // call sends one request and decodes its JSON answer into out; an answer
 // other than 200 is an error.
 func (a *agent) call(step, method, path string, body any, out any) error {
+	return a.send(step, method, path, http.Header{"X-Run-Id": {a.run}}, body, out)
+}
+
+// send is call with the headers given.
+func (a *agent) send(step, method, path string, header http.Header, body any, out any) error {
 	a.sim.ResetCalls()
-	status, data, wall, err := sendJSON(a.ctx, a.client, method, a.base+path, http.Header{"X-Run-Id": {a.run}}, body)
+	status, data, wall, err := sendJSON(a.ctx, a.client, method, a.base+path, header, body)
 	if err != nil {
 		return fmt.Errorf("%s: %w", step, err)
 	}
@@ -294,9 +299,9 @@ func (a *agent) decide(f invoiceFlow) (flowResult, error) {
 		if appr.Status != "pending" {
 			return flowResult{}, fmt.Errorf("approval %s, want pending", appr.Status)
 		}
-		if err := a.call(stepDecide, http.MethodPost, "/approvals/"+appr.ID+"/decision",
-			map[string]string{"decision": "approve", "reason": "Surcharge confirmed with the supplier.", "decided_by": f.decidedBy},
-			&appr); err != nil {
+		// The person decides with their own key, in no run.
+		if err := a.send(stepDecide, http.MethodPost, "/approvals/"+appr.ID+"/decision", as(f.decidedBy),
+			map[string]string{"decision": "approve", "reason": "Surcharge confirmed with the supplier."}, &appr); err != nil {
 			return flowResult{}, err
 		}
 	}

@@ -162,7 +162,7 @@ func startWritesGateway(ctx context.Context, dir, databaseURL string, conc int) 
 	if err != nil {
 		return nil, err
 	}
-	cfg := erpgate.Config{ERPURL: erpURL, SkipMetadata: true, DataDir: dir, DatabaseURL: databaseURL,
+	cfg := erpgate.Config{ERPURL: erpURL, SkipMetadata: true, DataDir: dir, DatabaseURL: databaseURL, DemoPeople: benchPeople,
 		WrapRecords: func(st records.Store) records.Store { return storeClock{st} }}
 	gw, err := erpgate.New(ctx, cfg)
 	if err != nil {
@@ -243,8 +243,8 @@ func (w *writesGateway) approve(ctx context.Context, f invoiceFlow) (string, err
 		return "", fmt.Errorf("request_approval of %s answered %d: %s", f.id, status, data)
 	}
 	if f.decidedBy != "" {
-		status, data, _, err = w.do(ctx, http.MethodPost, "/approvals/"+appr.ID+"/decision", nil,
-			map[string]string{"decision": "approve", "reason": "Surcharge confirmed with the supplier.", "decided_by": f.decidedBy})
+		status, data, _, err = w.do(ctx, http.MethodPost, "/approvals/"+appr.ID+"/decision", as(f.decidedBy),
+			map[string]string{"decision": "approve", "reason": "Surcharge confirmed with the supplier."})
 		if err != nil {
 			return "", err
 		}

@@ -3,6 +3,7 @@ package eval
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/cmd/internal/gateway"
 )
 
@@ -36,6 +38,10 @@ const (
 	approver      = "m.keller"
 	approveReason = "The supplier's price list of November confirms the surcharge."
 	rejectReason  = "The surcharge of 10.00 EUR per pump was never agreed; ask Acme for a credit note."
+	// personKey is the approver's API key: a demonstration person of the
+	// eval's gateway, which runs without API keys, so the agent calls
+	// without one and only this key decides and reads the handovers.
+	personKey = "eval-key-of-m.keller"
 )
 
 // evalStack is one case's world: a gateway over its simulated ERP, both on
@@ -62,7 +68,8 @@ func startEvalStack(ctx context.Context) (*evalStack, error) {
 	clock := &evalClock{}
 	// The eval re-checks the holds itself, once it has moved the clock:
 	// the scheduler's own pass, which Run starts at once, finds none due.
-	gw, err := gateway.New(ctx, gateway.Config{HoldWebhook: hooksURL, Now: clock.Now, RecheckInterval: 24 * time.Hour})
+	gw, err := gateway.New(ctx, gateway.Config{HoldWebhook: hooksURL, Now: clock.Now, RecheckInterval: 24 * time.Hour,
+		DemoPeople: []api.Credential{{Name: approver, KeySHA256: sha256.Sum256([]byte(personKey)), Scopes: []string{api.ScopeApprove, api.ScopeReview}}}})
 	if err != nil {
 		stopHooks()
 		return nil, err
@@ -301,7 +308,7 @@ func (s *evalStack) decide(ctx context.Context, invoiceID, decision string) erro
 			InvoiceID  string `json:"invoice_id"`
 		} `json:"approvals"`
 	}
-	if err := s.do(ctx, http.MethodGet, s.url+"/approvals?status=pending", nil, http.StatusOK, &list); err != nil {
+	if err := s.doAs(ctx, personKey, http.MethodGet, s.url+"/approvals?status=pending", nil, http.StatusOK, &list); err != nil {
 		return fmt.Errorf("list_approvals: %w", err)
 	}
 	for _, a := range list.Approvals {
@@ -312,8 +319,8 @@ func (s *evalStack) decide(ctx context.Context, invoiceID, decision string) erro
 		if decision == "reject" {
 			reason = rejectReason
 		}
-		body := map[string]string{"decision": decision, "reason": reason, "decided_by": approver}
-		if err := s.do(ctx, http.MethodPost, s.url+"/approvals/"+a.ApprovalID+"/decision", body, http.StatusOK, nil); err != nil {
+		body := map[string]string{"decision": decision, "reason": reason}
+		if err := s.doAs(ctx, personKey, http.MethodPost, s.url+"/approvals/"+a.ApprovalID+"/decision", body, http.StatusOK, nil); err != nil {
 			return fmt.Errorf("decide_approval %s: %w", a.ApprovalID, err)
 		}
 		return nil
@@ -389,7 +396,7 @@ func (s *evalStack) read(ctx context.Context, a *evalAgent, invoiceID string, ou
 	var list struct {
 		Handovers []evalHandover `json:"handovers"`
 	}
-	if err := s.do(ctx, http.MethodGet, s.url+"/handovers", nil, http.StatusOK, &list); err != nil {
+	if err := s.doAs(ctx, personKey, http.MethodGet, s.url+"/handovers", nil, http.StatusOK, &list); err != nil {
 		return f, fmt.Errorf("list_handovers: %w", err)
 	}
 	for _, h := range list.Handovers {
@@ -403,6 +410,11 @@ func (s *evalStack) read(ctx context.Context, a *evalAgent, invoiceID string, ou
 // do makes one call outside any run and decodes its answer into out,
 // unless out is nil; an answer with another status than want is an error.
 func (s *evalStack) do(ctx context.Context, method, u string, body any, want int, out any) error {
+	return s.doAs(ctx, "", method, u, body, want, out)
+}
+
+// doAs is do with the API key of a person, when key is not empty.
+func (s *evalStack) doAs(ctx context.Context, key, method, u string, body any, want int, out any) error {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -417,6 +429,9 @@ func (s *evalStack) do(ctx context.Context, method, u string, body any, want int
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
+	}
+	if key != "" {
+		req.Header.Set("X-API-Key", key)
 	}
 	resp, err := s.http.Do(req)
 	if err != nil {
