@@ -96,8 +96,9 @@ type oauthStack struct {
 	*stack
 	srv *api.Server
 	mu  sync.Mutex
-	// erpAuth are the Authorization headers that reached the ERP.
-	erpAuth []string
+	// erpAuth are the Authorization headers that reached the ERP, and
+	// erpCaller their X-Erpgate-Caller headers.
+	erpAuth, erpCaller []string
 }
 
 const (
@@ -111,6 +112,7 @@ func newOAuthStack(t *testing.T, iss *testIssuer) *oauthStack {
 	erpSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.erpAuth = append(o.erpAuth, r.Header.Get("Authorization"))
+		o.erpCaller = append(o.erpCaller, r.Header.Get("X-Erpgate-Caller"))
 		o.mu.Unlock()
 		o.sim.ServeHTTP(w, r)
 	}))
