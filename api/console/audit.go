@@ -119,8 +119,9 @@ func parseWhen(s string, end bool) (time.Time, bool) {
 type auditRow struct {
 	records.AuditEntry
 	// What says what the operation did; Decision and Reason are a
-	// decide_approval row's, read from its note.
-	What, Decision, Reason string
+	// decide_approval row's, read from its note, and DecisionWords the
+	// decision as a person reads it ("send back" for send_back).
+	What, Decision, DecisionWords, Reason string
 }
 
 func auditRowOf(e records.AuditEntry) auditRow {
@@ -129,6 +130,7 @@ func auditRowOf(e records.AuditEntry) auditRow {
 		row.What = strings.ReplaceAll(e.Operation, "_", " ")
 	}
 	row.Decision, row.Reason = decisionOf(e)
+	row.DecisionWords = strings.ReplaceAll(row.Decision, "_", " ")
 	return row
 }
 

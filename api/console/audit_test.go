@@ -187,7 +187,7 @@ func TestAuditPage(t *testing.T) {
 	_, p = rows("/console/audit?operation=decide_approval")
 	for _, want := range []string{
 		`Decision: <strong class="decision">approve</strong>`, "<td>Surcharge confirmed with the supplier.</td>",
-		`Decision: <strong class="decision">send_back</strong>`, "<td>Which contract sets the surcharge?</td>",
+		`Decision: <strong class="decision">send back</strong>`, "<td>Which contract sets the surcharge?</td>",
 		`href="/console/audit.csv?operation=decide_approval"`,
 	} {
 		if !strings.Contains(p.body, want) {
