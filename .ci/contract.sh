@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Lints the contract as the gateway serves it: /openapi.json and /openapi.yaml
-# with Spectral (openapi/.spectral.yaml) and Redocly (openapi/redocly.yaml),
-# and /swagger.json, the Swagger 2.0 copy, with swagger-cli, Spectral and
-# Redocly. Fails on any error; warnings are printed. Needs Go, Node.js with
-# npm, and curl.
+# Lints both contracts as the gateway serves them: the agents' /openapi.json
+# and /openapi.yaml and the people's /people/openapi.json and
+# /people/openapi.yaml with Spectral (openapi/.spectral.yaml) and Redocly
+# (openapi/redocly.yaml), and /swagger.json, the agents' Swagger 2.0 copy,
+# with swagger-cli, Spectral and Redocly. Fails on any error; warnings are
+# printed. Needs Go, Node.js with npm, and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -56,6 +57,16 @@ host=${public#https://}
 fetch /openapi.json openapi.json application/json "\"url\":\"$public\""
 fetch /openapi.yaml openapi.yaml application/yaml "url: \"$public\""
 fetch /swagger.json swagger.json application/json "\"host\":\"$host\""
+fetch /people/openapi.json people.json application/json "\"url\":\"$public\""
+fetch /people/openapi.yaml people.yaml application/yaml "url: \"$public\""
+# The agents' contract holds the agents' operations only, the people's
+# those of people only.
+for op in decide_approval list_approvals list_handovers get_audit; do
+  for f in openapi.json openapi.yaml swagger.json; do
+    if grep -qF "$op" "$tmp/$f"; then echo "contract: the agents' $f names $op" >&2; exit 1; fi
+  done
+  grep -qF "\"operationId\":\"$op\"" "$tmp/people.json" || { echo "contract: the people's contract has no $op" >&2; exit 1; }
+done
 grep -qF '"schemes":["https"]' "$tmp/swagger.json" || { echo "contract: /swagger.json does not name the scheme https" >&2; exit 1; }
 stop_gateway
 
@@ -63,7 +74,7 @@ if ! wait "$npm_pid"; then
   echo "contract: npm install failed" >&2; cat "$tmp/npm.log" >&2; exit 1
 fi
 bin="$tmp/npm/node_modules/.bin"
-docs=("$tmp/openapi.json" "$tmp/openapi.yaml" "$tmp/swagger.json")
+docs=("$tmp/openapi.json" "$tmp/openapi.yaml" "$tmp/swagger.json" "$tmp/people.json" "$tmp/people.yaml")
 
 echo "--- spectral"
 "$bin/spectral" lint --ruleset openapi/.spectral.yaml --fail-severity error "${docs[@]}"

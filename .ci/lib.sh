@@ -83,6 +83,17 @@ stop_gateway() {
   fi
 }
 
+# demo_key VARIABLE prints the key of a demonstration person, as the block a
+# gateway started without -api-keys prints before its start line exports
+# it ("  export KELLER_KEY=<key>   # m.keller: approve, review"), from its
+# log; it fails when there is none.
+demo_key() {
+  local key
+  key=$(sed -n "s/^  export $1=\([0-9a-f]*\) .*/\1/p" "$tmp/erpgate.log" | head -1)
+  [ -n "$key" ] || { echo "the gateway printed no $1" >&2; return 1; }
+  printf '%s\n' "$key"
+}
+
 # scratch NAME makes $tmp, a scratch directory that goes, with the gateway,
 # when the script exits, and names the script for fail.
 scratch() {

@@ -12,7 +12,9 @@
 #      to the outcomes and the fields below that it can keep.
 # Each run prints, per named outcome, whether isError, code, message,
 # retryable, next_action and details arrived intact, and what the path keeps
-# per field. Needs Go, Node.js with npm, and curl.
+# per field, and fails when the path offers an operation of people as a
+# tool: /openapi.json is the agents' contract only. Needs Go, Node.js with
+# npm, and curl.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/go/bin:$PATH"
@@ -33,6 +35,8 @@ GENERATOR=openapi-mcp-generator@4.0.1
 # bytes) but not details.
 GENERATOR_MIN=1
 GENERATOR_FIELDS=code,message,retryable,next_action
+# The operations of people, in their own contract: no path may offer them.
+PEOPLE_OPS=decide_approval,list_approvals,list_handovers,get_audit
 
 # shellcheck source=lib.sh
 source .ci/lib.sh
@@ -47,7 +51,7 @@ base=$gw_url
 echo "erpgate at $base, simulated ERP at $sim_url"
 
 echo "--- mcp: conformance of erpgate's /mcp"
-"$tmp/erpgate" conformance -url "$base/mcp" -timeout 60s || fail "erpgate's /mcp lost part of the error contract"
+"$tmp/erpgate" conformance -url "$base/mcp" -timeout 60s -absent "$PEOPLE_OPS" || fail "erpgate's /mcp lost part of the error contract"
 
 echo "--- mcp: install $BRIDGE"
 npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp/npm" "$BRIDGE" >"$tmp/npm.log" 2>&1 ||
@@ -58,7 +62,7 @@ bridge="$tmp/npm/node_modules/.bin/openapi-mcp-server"
 echo "--- mcp: conformance through $BRIDGE (stdio)"
 # The bridge reads the contract from the gateway and calls its REST API;
 # --verbose false keeps its per-call logging off stderr.
-"$tmp/erpgate" conformance -timeout 90s -cmd "'$bridge' --api-base-url $base --openapi-spec $base/openapi.json --transport stdio --verbose false" ||
+"$tmp/erpgate" conformance -timeout 90s -absent "$PEOPLE_OPS" -cmd "'$bridge' --api-base-url $base --openapi-spec $base/openapi.json --transport stdio --verbose false" ||
   fail "the error contract did not arrive intact through $BRIDGE"
 
 echo "--- mcp: conformance through $TWILIO (stdio)"
@@ -70,7 +74,7 @@ npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp/npm-t
 mkdir -p "$tmp/twilio-spec"
 curl -fsS "$base/openapi.json?flat=1" -o "$tmp/flat.json" || fail "GET /openapi.json?flat=1"
 cp "$tmp/flat.json" "$tmp/twilio-spec/erpgate.yaml"
-"$tmp/erpgate" conformance -timeout 90s -rpc-errors \
+"$tmp/erpgate" conformance -timeout 90s -rpc-errors -absent "$PEOPLE_OPS" \
   -cmd "'$tmp/npm-twilio/node_modules/.bin/openapi-mcp-server' --apiPath '$tmp/twilio-spec'" ||
   fail "the error contract did not arrive intact through $TWILIO"
 
@@ -83,7 +87,7 @@ npm install --no-save --no-audit --no-fund --loglevel=error --prefix "$tmp/npm-g
   { cat "$tmp/generator.log" >&2; fail "$GENERATOR did not generate a server"; }
 (cd "$tmp/generated" && npm install --no-audit --no-fund --loglevel=error && npm run build) >"$tmp/generator.log" 2>&1 ||
   { cat "$tmp/generator.log" >&2; fail "the server $GENERATOR generated did not build"; }
-"$tmp/erpgate" conformance -timeout 90s -min "$GENERATOR_MIN" -fields "$GENERATOR_FIELDS" \
+"$tmp/erpgate" conformance -timeout 90s -min "$GENERATOR_MIN" -fields "$GENERATOR_FIELDS" -absent "$PEOPLE_OPS" \
   -cmd "node '$tmp/generated/build/index.js'" ||
   fail "$GENERATOR kept fewer than $GENERATOR_MIN outcomes intact, or lost one of $GENERATOR_FIELDS"
 

@@ -2,8 +2,10 @@ package openapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -38,7 +40,21 @@ type postmanItem struct {
 			Mode string `json:"mode"`
 			Raw  string `json:"raw"`
 		} `json:"body"`
+		Auth *struct {
+			Type   string `json:"type"`
+			Bearer []struct {
+				Key   string `json:"key"`
+				Value string `json:"value"`
+			} `json:"bearer"`
+		} `json:"auth"`
 	} `json:"request"`
+}
+
+// personKeys are the collection variables of the people's keys an
+// operation of people is sent with, by the scope each carries.
+var personKeys = map[string][]string{
+	"{{approverKey}}": {"approve", "review"},
+	"{{auditorKey}}":  {"audit"},
 }
 
 var (
@@ -149,6 +165,7 @@ func TestPostmanCollection(t *testing.T) {
 				}
 			}
 			checkWalkStep(t, at, op, it, codes)
+			checkStepAuth(t, at, op, it)
 		}
 	}
 	visit("", collection.Item)
@@ -158,12 +175,14 @@ func TestPostmanCollection(t *testing.T) {
 		}
 	}
 	// The golden set has an invoice for every business error, and the walk
-	// shows the gateway's own outcomes that need no fault injection, and a
-	// decision refused because the approval was decided before.
+	// shows the gateway's own outcomes that need no fault injection, a
+	// decision refused because the approval was decided before, and one
+	// refused because the agent cannot decide.
 	for _, code := range []errmap.Code{
 		errmap.InvoiceNotFound, errmap.PONotFound, errmap.SupplierNotFound, errmap.GRMissing, errmap.POClosed,
 		errmap.DuplicateInvoice, errmap.ApproverNotFound, errmap.ApprovalMissing, errmap.PeriodClosed,
 		errmap.InvalidRequest, errmap.LoopDetected, errmap.IdempotencyKeyReused, errmap.ApprovalDecided,
+		errmap.ScopeMissing,
 	} {
 		if !codes[code] {
 			t.Errorf("the walk does not reach %s", code)
@@ -186,6 +205,42 @@ func TestLiteralDate(t *testing.T) {
 		if got := literalDate.MatchString(s); got != want {
 			t.Errorf("literalDate.MatchString(%s) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// checkStepAuth checks whose credentials a step sends: an agent's
+// operation the collection's (the agent's), an operation of people a
+// person's key with the scope it needs, or the agent's to show it refused
+// SCOPE_MISSING.
+func checkStepAuth(t *testing.T, at string, op *openapi3.Operation, it postmanItem) {
+	t.Helper()
+	auth := it.Request.Auth
+	own := auth != nil && auth.Type != ""
+	if !isPeople(op) {
+		if own {
+			t.Errorf("%s: an agent's operation sends credentials of its own (%s)", at, auth.Type)
+		}
+		return
+	}
+	if !own {
+		var tests string
+		for _, e := range it.Event {
+			tests += strings.Join(e.Script.Exec, "\n")
+		}
+		if c := assertedCode.FindStringSubmatch(tests); c == nil || c[1] != string(errmap.ScopeMissing) {
+			t.Errorf("%s: an operation of people sent with the agent's credentials must expect SCOPE_MISSING", at)
+		}
+		return
+	}
+	token := ""
+	for _, b := range auth.Bearer {
+		if b.Key == "token" {
+			token = b.Value
+		}
+	}
+	scope := fmt.Sprint(op.Extensions["x-erpgate-scope"])
+	if auth.Type != "bearer" || !slices.Contains(personKeys[token], scope) {
+		t.Errorf("%s: sent with %s %q, want a person's key with the %s scope", at, auth.Type, token, scope)
 	}
 }
 

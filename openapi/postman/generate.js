@@ -1,15 +1,21 @@
 #!/usr/bin/env node
 // Generates erpgate.postman_collection.json: the requests converted from
-// ../openapi.yaml by openapi-to-postmanv2, arranged as the README's walk
-// through the golden set, each with tests on its outcome. Regenerate from the
-// repository root after changing the contract or the walk:
+// ../openapi.yaml (the source of both contracts, the agents' operations and
+// the people's) by openapi-to-postmanv2, arranged as the README's walk
+// through the golden set, each with tests on its outcome. The agents' steps
+// send the collection's {{bearerToken}} (none for a gateway without
+// -api-keys); each operation of people is sent with a person's key of its
+// own ({{approverKey}} or {{auditorKey}}). Regenerate from the repository
+// root after changing the contract or the walk:
 //
 //   npm install --no-save --prefix /tmp/o2p openapi-to-postmanv2@6.3.3
 //   NODE_PATH=/tmp/o2p/node_modules node openapi/postman/generate.js
 //
-// Run it against a freshly started gateway (go run ./cmd/erpgate):
+// Run it against a freshly started gateway (go run ./cmd/erpgate), with the
+// keys of the demonstration people it prints at start:
 //
-//   npx -y newman@6.2.2 run openapi/postman/erpgate.postman_collection.json --env-var baseUrl=http://localhost:8080
+//   npx -y newman@6.2.2 run openapi/postman/erpgate.postman_collection.json --env-var baseUrl=http://localhost:8080 \
+//     --env-var approverKey=$KELLER_KEY --env-var auditorKey=$AUDITOR_KEY
 'use strict';
 
 const fs = require('fs');
@@ -186,8 +192,8 @@ const walk = [
         ].join('\n'),
       },
       {
-        name: 'get_audit 5105600101: request_approval and post_invoice, OK',
-        op: 'get_audit', query: { invoice_id: '5105600101' },
+        name: 'get_audit 5105600101 as the auditor: request_approval and post_invoice, OK',
+        op: 'get_audit', as: 'auditor', query: { invoice_id: '5105600101' },
         ok: {},
         check: [
           "pm.expect(body.entries.every(function (e) { return e.invoice_id === '5105600101'; })).to.eql(true);",
@@ -233,8 +239,8 @@ const walk = [
           { invoice_id: '5105600102', approval_id: '{{pending_approval_id}}', reason: 'pending' }],
       },
       {
-        name: 'list_approvals pending: A0000003 is listed',
-        op: 'list_approvals', query: { status: 'pending' },
+        name: 'list_approvals pending, as the approver: A0000003 is listed',
+        op: 'list_approvals', as: 'approver', query: { status: 'pending' },
         ok: {},
         check: [
           "pm.expect(body.approvals.every(function (a) { return a.status === 'pending'; })).to.eql(true);",
@@ -243,9 +249,15 @@ const walk = [
         ].join('\n'),
       },
       {
-        name: 'decide_approval A0000003 by m.keller: approved',
-        op: 'decide_approval', path: { approval_id: 'A0000003' },
-        body: { decision: 'approve', reason: 'Surcharge confirmed with the supplier.', decided_by: 'm.keller' },
+        name: 'decide_approval A0000003 with the agent\'s credentials: SCOPE_MISSING',
+        op: 'decide_approval', as: 'agent', path: { approval_id: 'A0000003' },
+        body: { decision: 'approve', reason: 'Surcharge confirmed with the supplier.' },
+        error: [409, 'SCOPE_MISSING', 'route_to_person', false, { approval_id: 'A0000003', operation: 'decide_approval', scope: 'approve' }],
+      },
+      {
+        name: 'decide_approval A0000003 as the approver m.keller: approved',
+        op: 'decide_approval', as: 'approver', path: { approval_id: 'A0000003' },
+        body: { decision: 'approve', reason: 'Surcharge confirmed with the supplier.' },
         ok: {
           approval_id: 'A0000003', invoice_id: '5105600102', status: 'approved', approver: 'ap_manager',
           decided_by: 'm.keller', decision_reason: 'Surcharge confirmed with the supplier.',
@@ -267,8 +279,8 @@ const walk = [
       },
       {
         name: 'decide_approval A0000003 a second time: APPROVAL_DECIDED',
-        op: 'decide_approval', path: { approval_id: 'A0000003' },
-        body: { decision: 'reject', reason: 'Second thoughts after the posting.', decided_by: 'm.keller' },
+        op: 'decide_approval', as: 'approver', path: { approval_id: 'A0000003' },
+        body: { decision: 'reject', reason: 'Second thoughts after the posting.' },
         error: [409, 'APPROVAL_DECIDED', 'stop_and_escalate', false, { approval_id: 'A0000003', reason: 'not_pending', status: 'approved' }],
       },
       {
@@ -350,8 +362,8 @@ const walk = [
         set: { procurement_handover_id: 'handover_id' },
       },
       {
-        name: 'list_handovers procurement: the PO_CLOSED handover is listed',
-        op: 'list_handovers', query: { queue: 'procurement' },
+        name: 'list_handovers procurement, as the AP team: the PO_CLOSED handover is listed',
+        op: 'list_handovers', as: 'approver', query: { queue: 'procurement' },
         ok: {},
         check: [
           "pm.expect(body.handovers.every(function (h) { return h.queue === 'procurement'; })).to.eql(true);",
@@ -424,6 +436,28 @@ const walk = [
     ],
   },
 ];
+
+// people are the keys the operations of people are sent with, by the as of
+// a step: the collection variable of each person's key. as 'agent' sends an
+// operation of people with the agent's credentials, to show its refusal.
+const people = {
+  approver: 'approverKey',
+  auditor: 'auditorKey',
+};
+
+// personAuth is the request's own authentication for a step that calls an
+// operation of people: the person's key as a bearer token, or, for as
+// 'agent', none of its own (the collection's, the agent's).
+function personAuth(step, forPeople) {
+  if (!forPeople) {
+    if (step.as) throw new Error(`${step.name}: ${step.op} is an agent's operation; it takes no person`);
+    return undefined;
+  }
+  if (step.as === 'agent') return undefined;
+  const variable = people[step.as];
+  if (!variable) throw new Error(`${step.name}: ${step.op} is an operation of people: say as whom (${Object.keys(people).join(', ')} or agent)`);
+  return { type: 'bearer', bearer: [{ key: 'token', value: `{{${variable}}}`, type: 'string' }] };
+}
 
 function script(type, source) {
   return { listen: type, script: { type: 'text/javascript', exec: source.split('\n') } };
@@ -517,9 +551,22 @@ function operationIds(spec) {
   return ids;
 }
 
+// peopleOperations are the operationIds marked x-erpgate-audience: people.
+function peopleOperations(spec) {
+  const ids = new Set();
+  for (const item of Object.values(spec.paths)) {
+    for (const op of Object.values(item)) {
+      if (op['x-erpgate-audience'] === 'people') ids.add(op.operationId);
+    }
+  }
+  return ids;
+}
+
 function main() {
   const source = fs.readFileSync(specPath, 'utf8');
-  const ids = operationIds(yaml.load(source));
+  const spec = yaml.load(source);
+  const ids = operationIds(spec);
+  const forPeople = peopleOperations(spec);
   const options = {
     folderStrategy: 'Tags',
     parametersResolution: 'Example',
@@ -544,7 +591,8 @@ function main() {
         name: 'erpgate golden walk',
         description:
           'A walk through the golden set of the simulated ERP, one request per outcome, in the order of the README. ' +
-          'Run it against a freshly started gateway (go run ./cmd/erpgate) with baseUrl set to its address. ' +
+          'Run it against a freshly started gateway (go run ./cmd/erpgate) with baseUrl set to its address, and ' +
+          'approverKey and auditorKey to the keys of m.keller and a.auditor it prints at start. ' +
           'Generated from openapi/openapi.yaml by openapi/postman/generate.js; do not edit by hand.\n\n' +
           generated.info.description.content,
         schema: generated.info.schema,
@@ -553,7 +601,17 @@ function main() {
       event: [script('test', collectionTests)],
       variable: [
         { key: 'baseUrl', value: 'http://localhost:8080' },
-        { key: 'bearerToken', value: '', description: 'The API key, when the gateway is started with credentials.' },
+        { key: 'bearerToken', value: '', description: "The agent's API key, when the gateway is started with credentials." },
+        {
+          key: 'approverKey', value: '',
+          description: 'The key of the person who decides and works the queues (scopes approve and review): m.keller, ' +
+            'whose key a gateway started without -api-keys prints at start (KELLER_KEY).',
+        },
+        {
+          key: 'auditorKey', value: '',
+          description: 'The key of the auditor (scope audit): a.auditor, whose key a gateway started without ' +
+            '-api-keys prints at start (AUDITOR_KEY).',
+        },
       ],
       item: walk.map((folder) => ({
         name: folder.folder,
@@ -564,10 +622,13 @@ function main() {
           used.add(step.op);
           const event = [script('test', stepTests(step))];
           if (step.prerequest) event.unshift(script('prerequest', step.prerequest));
+          const req = request(template, step);
+          const auth = personAuth(step, forPeople.has(step.op));
+          if (auth) req.auth = auth;
           return {
             name: step.name,
             event,
-            request: request(template, step),
+            request: req,
             protocolProfileBehavior: template.protocolProfileBehavior,
           };
         }),

@@ -47,10 +47,11 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	timeout := fs.Duration("timeout", 2*time.Minute, "time allowed for the whole check")
 	minIntact := fs.Int("min", -1, "outcomes that must arrive intact for success; all of them when negative")
 	rpcErrors := fs.Bool("rpc-errors", false, "count an error that arrives as a JSON-RPC error whose message is the whole error body, code first, as signalled (for a server that cannot set isError)")
+	absent := fs.String("absent", "", "comma-separated operationIds that must not be offered as tools, such as the operations of people (decide_approval,list_approvals,list_handovers,get_audit); the check fails when one is")
 	var must fieldList
 	fs.Var(&must, "fields", "comma-separated columns (isError, code, message, retryable, next_action, details) that must arrive ok in every outcome that has them, whatever -min says")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: erpgate conformance (-url URL | -cmd 'COMMAND LINE') [-header 'Name: value']... [-timeout 2m] [-min N] [-rpc-errors] [-fields code,next_action]")
+		fmt.Fprintln(stderr, "usage: erpgate conformance (-url URL | -cmd 'COMMAND LINE') [-header 'Name: value']... [-timeout 2m] [-min N] [-rpc-errors] [-fields code,next_action] [-absent op,op]")
 		fmt.Fprintln(stderr, "Calls the golden named outcomes through an MCP server and reports which error fields arrive intact.")
 		fs.PrintDefaults()
 	}
@@ -123,6 +124,16 @@ func Run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		server = strings.TrimSpace(ir.ServerInfo.Name + " " + ir.ServerInfo.Version)
 	}
 	fmt.Fprintf(stdout, "conformance of %s: %s, %d tools\n\n", target, server, len(tools))
+	if *absent != "" {
+		for op := range strings.SplitSeq(*absent, ",") {
+			// By name only: the contract describes no operation that must
+			// be absent, so there is no description to find it by.
+			if t, how := findTool(tools, strings.TrimSpace(op)); t != nil && how == "" {
+				return fmt.Errorf("conformance: %s offers %s as the tool %s", target, op, t.Name)
+			}
+		}
+		fmt.Fprintf(stdout, "not offered as tools: %s\n\n", *absent)
+	}
 
 	c := &checker{cs: cs, tools: tools, run: newRunPrefix(), rpcErrors: *rpcErrors}
 	rows := make([]row, 0, len(goldenOutcomes))

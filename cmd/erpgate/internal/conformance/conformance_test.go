@@ -247,6 +247,20 @@ func TestConformanceFieldsFlag(t *testing.T) {
 	}
 }
 
+// TestConformanceAbsentFlag: the check fails when an operation -absent
+// names is offered as a tool, and passes when none is: erpgate's /mcp
+// offers no operation of people.
+func TestConformanceAbsentFlag(t *testing.T) {
+	url := startMCPStack(t)
+	out, err := conformance(t, "-url", url+"/mcp", "-absent", "decide_approval,list_approvals,list_handovers,get_audit")
+	if err != nil || !strings.Contains(out, "not offered as tools: decide_approval") {
+		t.Errorf("the operations of people, absent from /mcp: %v", err)
+	}
+	if _, err := conformance(t, "-url", url+"/mcp", "-absent", "list_handovers,hand_over"); err == nil || !strings.Contains(err.Error(), "offers hand_over") {
+		t.Errorf("hand_over, offered: %v, want an error naming it", err)
+	}
+}
+
 func TestFindToolAcrossNamingStyles(t *testing.T) {
 	for _, name := range []string{"get_invoice", "GetInvoice", "get-invoice", "getInvoice", "erpgate_get_invoice"} {
 		tools := []*mcp.Tool{{Name: "get_purchase_order"}, {Name: name}, {Name: "post_invoice"}}
