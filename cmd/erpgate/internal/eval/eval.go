@@ -49,13 +49,13 @@ type evalCase struct {
 	queue     string // the handover queue; "" when the case ends in none
 	retries   int    // corrected retries
 
-	// decision is a person's decision ("approve" or "reject") on the
-	// approval the held invoice waits for, and receipt the goods receipt
-	// that arrives for the held invoice. With either the case crosses
-	// time: the agent resumes in the same run once its platform is told
-	// that the hold was released.
-	decision string
-	receipt  *evalReceipt
+	// decisions are a person's decisions ("approve", "reject" or
+	// "send_back"), one each time the held invoice waits for an approval,
+	// and receipt the goods receipt that arrives for the held invoice.
+	// With either the case crosses time: the agent resumes in the same run
+	// each time its platform is told that the hold was released.
+	decisions []string
+	receipt   *evalReceipt
 	// advised is the operation the hold.released event names as the next
 	// call; "" when the case awaits no event.
 	advised string
@@ -92,21 +92,27 @@ func evalCases() []evalCase {
 		{name: "period closed", invoiceID: "5105600109", first: "MATCHED", final: outcomeEscalated, queue: "finance"},
 		{name: "posted first", invoiceID: "5105600101", postFirst: true, first: "APPROVAL_MISSING", final: outcomePosted},
 		{name: "approved while held", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomePosted,
-			decision: "approve", advised: "post_invoice", caseState: "posted"},
+			decisions: []string{"approve"}, advised: "post_invoice", caseState: "posted"},
 		{name: "rejected while held", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHandedOver, queue: "ap_queue",
-			decision: "reject", advised: "hand_over", caseState: "handed_over"},
+			decisions: []string{"reject"}, advised: "hand_over", caseState: "handed_over"},
 		{name: "goods arrive while held", invoiceID: "5105600105", first: "GR_MISSING", final: outcomePosted,
 			receipt: &evalReceipt{po: "4500018822", item: "20", quantity: "5"}, advised: "run_three_way_match", caseState: "posted"},
 		{name: "lost answers repeated", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHeldForApproval,
 			lostAnswers: true, caseState: "on_hold"},
 		{name: "re-check loop", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomeHandedOver, queue: "ap_queue",
 			eager: true, loops: 1, caseState: "handed_over"},
+		{name: "sent back while held", invoiceID: "5105600102", first: "TOLERANCE_EXCEEDED", final: outcomePosted,
+			decisions: []string{"send_back", "approve"}, advised: "post_invoice", caseState: "posted"},
 	}
 }
 
 // waits says whether the case lets something arrive while the invoice is
 // held.
-func (c evalCase) waits() bool { return c.decision != "" || c.receipt != nil }
+func (c evalCase) waits() bool { return len(c.decisions) > 0 || c.receipt != nil }
+
+// sentBack says whether a person sends the case's approval back with a
+// question.
+func (c evalCase) sentBack() bool { return slices.Contains(c.decisions, "send_back") }
 
 // evalCorrection is what the agent reads off an invoice's source document
 // for an id the ERP did not know, and the read that checks it.
@@ -265,16 +271,31 @@ func evalOne(ctx context.Context, runID string, c evalCase) (evalRow, error) {
 
 // goOn plays what happens after the agent's first pass: while the invoice
 // is held a person decides or the goods arrive, and the agent resumes in
-// the same run when its platform is told the hold was released; or the
+// the same run when its platform is told the hold was released, as many
+// times as the invoice is held again for a person's decision; or the
 // agent re-checks its pending approval too eagerly.
 func goOn(ctx context.Context, st *evalStack, a *evalAgent, c evalCase, out evalOutcome) (evalOutcome, error) {
 	switch {
 	case c.eager && out.final == outcomeHeldForApproval:
 		return a.recheckTwice(c.invoiceID)
-	case c.decision != "" && out.final == outcomeHeldForApproval:
-		if err := st.decide(ctx, c.invoiceID, c.decision); err != nil {
-			return evalOutcome{}, err
+	case len(c.decisions) > 0:
+		for _, d := range c.decisions {
+			if out.final != outcomeHeldForApproval {
+				break
+			}
+			if err := st.decide(ctx, c.invoiceID, d); err != nil {
+				return evalOutcome{}, err
+			}
+			ev, ok := st.hooks.await(ctx, a.runID, c.invoiceID, evalWait)
+			if !ok {
+				return out, nil
+			}
+			var err error
+			if out, err = a.resume(c.invoiceID, ev); err != nil {
+				return evalOutcome{}, err
+			}
 		}
+		return out, nil
 	case c.receipt != nil && out.final == outcomeHeld:
 		if err := st.receiveGoods(ctx, *c.receipt); err != nil {
 			return evalOutcome{}, err
@@ -315,7 +336,7 @@ func judge(c evalCase, a *evalAgent, out evalOutcome, f evalFacts) evalRow {
 	if c.caseState != "" {
 		miss("case state", row.CaseState, c.caseState)
 	}
-	if c.decision == "reject" {
+	if slices.Contains(c.decisions, "reject") {
 		// The person who takes the invoice over must not have to look the
 		// rejection up.
 		if !strings.Contains(f.handover.Summary, rejectReason) || !slices.ContainsFunc(f.handover.Evidence,
@@ -323,6 +344,11 @@ func judge(c evalCase, a *evalAgent, out evalOutcome, f evalFacts) evalRow {
 			row.Missed = append(row.Missed, fmt.Sprintf("handover %q carries the rejection's reason in its summary and evidence: %q %q",
 				f.handover.ID, f.handover.Summary, f.handover.Evidence))
 		}
+	}
+	if c.sentBack() && (!slices.Contains(a.codes, "APPROVAL_SENT_BACK") || !strings.Contains(a.answer, contractClause)) {
+		// The agent must have read the question and answered it.
+		row.Missed = append(row.Missed, fmt.Sprintf("the question sent back answered in a new request: codes %v, answer %q",
+			a.codes, a.answer))
 	}
 	if c.lostAnswers {
 		row.Missed = append(row.Missed, a.lossy.missed()...)
@@ -457,6 +483,8 @@ type evalAgent struct {
 	approved  bool   // request_approval was called
 	cause     string // the code that made the agent ask for an approval
 	approval  string // the approval the agent asked for
+	action    string // the action it proposed
+	answer    string // the justification that answered a person's question
 	codes     []string
 	evidence  []string
 }
@@ -651,6 +679,9 @@ func (a *evalAgent) follow(invoiceID string, p *evalProblem) (evalOutcome, error
 		}
 		return a.handOver(invoiceID, p, p.detail("queue"), "", outcomeEscalated)
 	case "request_approval":
+		if p.Code == "APPROVAL_SENT_BACK" {
+			return a.answerQuestion(invoiceID, p)
+		}
 		if a.approved {
 			return evalOutcome{final: outcomeStopped}, nil
 		}
@@ -754,10 +785,24 @@ func (a *evalAgent) handOverAbout(invoiceID, code, ids, queue, note, final strin
 	return evalOutcome{final: final, queue: h.Queue, handoverID: h.HandoverID}, nil
 }
 
+// contractClause is what the agent reads off the supplier's contract when
+// a person asks what allows a price variance.
+const contractClause = "Clause 4.2 of the supply contract with Acme allows a raw material surcharge of up to 10 % on the PO price, so the 8 % variance is agreed."
+
+// answerQuestion answers the question a person sent the approval back
+// with: the same action requested again, its justification the answer
+// the agent reads off its sources. The gateway makes it a new approval.
+func (a *evalAgent) answerQuestion(invoiceID string, p *evalProblem) (evalOutcome, error) {
+	a.evidence[len(a.evidence)-1] = fmt.Sprintf("get_approval %s: sent back by %s: %s",
+		p.detail("approval_id"), p.detail("asked_by"), p.detail("question"))
+	a.answer = fmt.Sprintf("Answer to %s on approval %s: %s", p.detail("asked_by"), p.detail("approval_id"), contractClause)
+	return a.requestApproval(invoiceID, a.action, a.answer)
+}
+
 // requestApproval asks for the proposed action; an approval granted at once
 // is posted, one waiting for a person puts the invoice on hold.
 func (a *evalAgent) requestApproval(invoiceID, action, justification string) (evalOutcome, error) {
-	a.approved = true
+	a.approved, a.action = true, action
 	r, err := a.create("request_approval "+invoiceID, http.MethodPost, "/invoices/"+invoiceID+"/approvals",
 		map[string]string{"proposed_action": action, "justification": justification})
 	if err != nil || r.problem != nil {

@@ -89,6 +89,11 @@ func TestEvalJSONRows(t *testing.T) {
 		{"5105600102", "lost answers repeated", "TOLERANCE_EXCEEDED", "HELD_FOR_APPROVAL", "", 0, 6},
 		// … hold_invoice, get_approval, get_approval again (LOOP_DETECTED), hand_over
 		{"5105600102", "re-check loop", "TOLERANCE_EXCEEDED", "HANDED_OVER", "ap_queue", 0, 7},
+		// get_invoice, run_three_way_match, request_approval (pending), hold_invoice;
+		// a person sends it back; get_approval (APPROVAL_SENT_BACK), request_approval
+		// answering the question (pending), hold_invoice; a person approves;
+		// get_approval, post_invoice
+		{"5105600102", "sent back while held", "TOLERANCE_EXCEEDED", "POSTED", "", 0, 9},
 	}
 	if len(got.Rows) != len(want) {
 		t.Fatalf("%d rows, want %d:\n%s", len(got.Rows), len(want), out.String())
@@ -111,8 +116,8 @@ func TestEvalJSONRows(t *testing.T) {
 			t.Errorf("%s %q: loops %d of %d expected, expected %v %v", r.InvoiceID, r.Case, r.Loops, r.ExpectedLoops, r.Expected, r.Missed)
 		}
 	}
-	wantTotals := evalTotals{Cases: 16, Calls: 71, Retries: 3, Handovers: 9, Holds: 3, Posted: 4,
-		Loops: 1, ExpectedLoops: 1, UnexpectedLoops: 0, Expected: 16}
+	wantTotals := evalTotals{Cases: 17, Calls: 80, Retries: 3, Handovers: 9, Holds: 3, Posted: 5,
+		Loops: 1, ExpectedLoops: 1, UnexpectedLoops: 0, Expected: 17}
 	if got.Totals != wantTotals {
 		t.Errorf("totals %+v, want %+v", got.Totals, wantTotals)
 	}
@@ -137,6 +142,8 @@ func TestEvalCrossesTime(t *testing.T) {
 		{"goods arrive while held", "hold.released", "run_three_way_match", "posted", 0, 1, []string{"GR_MISSING", "MATCHED"}},
 		{"lost answers repeated", "", "", "on_hold", 0, 2, []string{"TOLERANCE_EXCEEDED"}},
 		{"re-check loop", "", "", "handed_over", 1, 1, []string{"TOLERANCE_EXCEEDED", "LOOP_DETECTED"}},
+		{"sent back while held", "hold.released", "post_invoice", "posted", 0, 0,
+			[]string{"TOLERANCE_EXCEEDED", "APPROVAL_SENT_BACK", "TOLERANCE_EXCEEDED"}},
 	} {
 		r, ok := rows[w.name]
 		if !ok {
@@ -174,14 +181,14 @@ func TestEvalTable(t *testing.T) {
 		t.Fatalf("report: %v\n%s", err, out.String())
 	}
 	lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-	if len(lines) != 18 {
-		t.Fatalf("%d lines, want a header, 16 rows and the totals:\n%s", len(lines), out.String())
+	if len(lines) != 19 {
+		t.Fatalf("%d lines, want a header, 17 rows and the totals:\n%s", len(lines), out.String())
 	}
 	if h := strings.Fields(lines[0]); len(h) == 0 || h[0] != "INVOICE" || !strings.Contains(lines[0], "FINAL") ||
 		!strings.Contains(lines[0], "LOOPS") || h[len(h)-1] != "EXPECTED" {
 		t.Errorf("header %q", lines[0])
 	}
-	for _, row := range lines[1:17] {
+	for _, row := range lines[1:18] {
 		if f := strings.Fields(row); len(f) < 10 || len(f[0]) != 10 || f[len(f)-1] != "yes" {
 			t.Errorf("row %q", row)
 		}
@@ -189,9 +196,9 @@ func TestEvalTable(t *testing.T) {
 	if !strings.Contains(lines[16], "1 (1 expected)") {
 		t.Errorf("the loop row does not say its loop was expected: %q", lines[16])
 	}
-	total := lines[17]
-	for _, part := range []string{"16 cases", "71 calls", "3 corrected retries", "9 handovers", "3 holds", "4 posted",
-		"loops: 1 (1 expected, 0 unexpected)", "expected: 16/16"} {
+	total := lines[18]
+	for _, part := range []string{"17 cases", "80 calls", "3 corrected retries", "9 handovers", "3 holds", "5 posted",
+		"loops: 1 (1 expected, 0 unexpected)", "expected: 17/17"} {
 		if !strings.Contains(total, part) {
 			t.Errorf("totals line %q lacks %q", total, part)
 		}
@@ -261,6 +268,21 @@ func TestJudge(t *testing.T) {
 	}
 	if r := judge(loop, a, out, evalFacts{caseState: "handed_over", loops: 1}); !r.Expected || r.ExpectedLoops != 1 {
 		t.Errorf("the loop case: %+v", r)
+	}
+	// A question sent back must be met and answered, not only posted past.
+	sent := cases["sent back while held"]
+	out = evalOutcome{final: outcomePosted, resumedOn: eventHoldReleased, advised: "post_invoice"}
+	a = &evalAgent{codes: []string{"TOLERANCE_EXCEEDED", "APPROVAL_SENT_BACK"}, answer: "Answer to m.keller on approval A0000001: " + contractClause}
+	if r := judge(sent, a, out, evalFacts{caseState: "posted"}); !r.Expected {
+		t.Errorf("the question answered: judge missed %v", r.Missed)
+	}
+	for name, agent := range map[string]*evalAgent{
+		"never met":      {codes: []string{"TOLERANCE_EXCEEDED"}, answer: a.answer},
+		"never answered": {codes: a.codes},
+	} {
+		if r := judge(sent, agent, out, evalFacts{caseState: "posted"}); r.Expected {
+			t.Errorf("a question %s was judged as expected", name)
+		}
 	}
 }
 

@@ -42,6 +42,9 @@ const (
 	// eval's gateway, which runs without API keys, so the agent calls
 	// without one and only this key decides and reads the handovers.
 	personKey = "eval-key-of-m.keller"
+	// sendBackQuestion is what the person asks when they send the
+	// approval back to the agent instead of deciding it.
+	sendBackQuestion = "Which clause of the supply contract with Acme allows the surcharge? Quote it."
 )
 
 // evalStack is one case's world: a gateway over its simulated ERP, both on
@@ -164,7 +167,8 @@ type evalHooks struct {
 	mu      sync.Mutex
 	seen    map[string]bool // Webhook-Id of every delivery received
 	events  []evalEvent
-	arrived chan struct{} // signalled after every new event
+	taken   map[string]bool // hold_id of every release await returned
+	arrived chan struct{}   // signalled after every new event
 }
 
 // ServeHTTP takes one delivery of the gateway's hold webhook.
@@ -190,15 +194,19 @@ func (h *evalHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// await waits at most wait for the release of a hold of run's invoice,
-// and reports whether it came.
+// await waits at most wait for the release of a hold of run's invoice
+// that no await returned before, and reports whether it came.
 func (h *evalHooks) await(ctx context.Context, run, invoiceID string, wait time.Duration) (evalEvent, bool) {
 	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	for {
 		h.mu.Lock()
 		for _, ev := range h.events {
-			if ev.Event == eventHoldReleased && ev.RunID == run && ev.InvoiceID == invoiceID {
+			if ev.Event == eventHoldReleased && ev.RunID == run && ev.InvoiceID == invoiceID && !h.taken[ev.HoldID] {
+				if h.taken == nil {
+					h.taken = map[string]bool{}
+				}
+				h.taken[ev.HoldID] = true
 				h.mu.Unlock()
 				return ev, true
 			}
@@ -316,8 +324,11 @@ func (s *evalStack) decide(ctx context.Context, invoiceID, decision string) erro
 			continue
 		}
 		reason := approveReason
-		if decision == "reject" {
+		switch decision {
+		case "reject":
 			reason = rejectReason
+		case "send_back":
+			reason = sendBackQuestion
 		}
 		body := map[string]string{"decision": decision, "reason": reason}
 		if err := s.doAs(ctx, personKey, http.MethodPost, s.url+"/approvals/"+a.ApprovalID+"/decision", body, http.StatusOK, nil); err != nil {
