@@ -55,7 +55,7 @@ func serveTraced(ctx context.Context, cfg config, traces telemetry.Settings, std
 	var tracing *telemetry.Tracing
 	if traces.Enabled() {
 		var err error
-		if tracing, err = telemetry.Start(traces); err != nil {
+		if tracing, err = telemetry.Start(traces, logger.With("component", "traces")); err != nil {
 			return err
 		}
 		logger.Info("traces on", "endpoint", gateway.RedactURL(traces.Endpoint), "sampler", traces.SamplerName)

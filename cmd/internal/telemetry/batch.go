@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"context"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,16 @@ type batcher struct {
 	dropped atomic.Int64
 	// exporting serialises exports: the loop's, a flush's and the last.
 	exporting sync.Mutex
+	// log, when set, is told of failed exports, at most every
+	// failureLogEvery; loggedAt is when it was last told.
+	log      *slog.Logger
+	loggedAt time.Time
+	failed   int64 // spans lost since then
 }
+
+// failureLogEvery is the least time between two log lines of failed
+// exports.
+const failureLogEvery = time.Minute
 
 func newBatcher(exp sdktrace.SpanExporter, delay time.Duration, batchSize, queueSize int) *batcher {
 	if delay <= 0 {
@@ -86,24 +96,38 @@ func (b *batcher) loop() {
 	t := time.NewTicker(b.delay)
 	defer t.Stop()
 	for {
+		all := false
 		select {
 		case <-b.stop:
 			return
 		case <-t.C:
+			all = true
 		case <-b.kick:
 		}
-		b.export(context.Background())
+		_ = b.export(context.Background(), all)
 	}
 }
 
-// export sends what is queued, a batch at a time.
-func (b *batcher) export(ctx context.Context) error {
+// lost counts n spans an export lost to err and logs them now and then.
+// Called with exporting held.
+func (b *batcher) lost(n int, err error) {
+	b.failed += int64(n)
+	if b.log == nil || time.Since(b.loggedAt) < failureLogEvery {
+		return
+	}
+	b.log.Warn("spans not exported", "spans", b.failed, "dropped_queue_full", b.dropped.Load(), "error", err.Error())
+	b.loggedAt, b.failed = time.Now(), 0
+}
+
+// export sends what is queued a batch at a time: every full batch, and
+// with all the last one that is not full too.
+func (b *batcher) export(ctx context.Context, all bool) error {
 	b.exporting.Lock()
 	defer b.exporting.Unlock()
 	for {
 		b.mu.Lock()
 		n := min(len(b.queue), b.batchSize)
-		if n == 0 {
+		if n == 0 || (n < b.batchSize && !all) {
 			b.mu.Unlock()
 			return nil
 		}
@@ -117,19 +141,20 @@ func (b *batcher) export(ctx context.Context) error {
 		err := b.exp.ExportSpans(ectx, batch)
 		cancel()
 		if err != nil {
+			b.lost(n, err)
 			return err
 		}
 	}
 }
 
-func (b *batcher) ForceFlush(ctx context.Context) error { return b.export(ctx) }
+func (b *batcher) ForceFlush(ctx context.Context) error { return b.export(ctx, true) }
 
 func (b *batcher) Shutdown(ctx context.Context) error {
 	var err error
 	b.once.Do(func() {
 		close(b.stop)
 		<-b.done
-		err = b.export(ctx)
+		err = b.export(ctx, true)
 		if serr := b.exp.Shutdown(ctx); err == nil {
 			err = serr
 		}

@@ -65,7 +65,7 @@ func BenchmarkTracedRead(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if tracing, err = telemetry.Start(s); err != nil {
+				if tracing, err = telemetry.Start(s, nil); err != nil {
 					b.Fatal(err)
 				}
 				defer func() {

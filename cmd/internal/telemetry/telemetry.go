@@ -13,9 +13,13 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
+	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -49,6 +53,10 @@ type Settings struct {
 	Gzip bool
 	// Timeout bounds one export; 0 is the exporter's default (10s).
 	Timeout time.Duration
+	// TLS holds the receiver's CA and a client certificate
+	// (OTEL_EXPORTER_OTLP_CERTIFICATE, …_CLIENT_CERTIFICATE,
+	// …_CLIENT_KEY); nil for the system's roots and none.
+	TLS *tls.Config
 	// Sampler decides which traces are recorded.
 	Sampler sdktrace.Sampler
 	// SamplerName is the OTEL_TRACES_SAMPLER it was made from, for the
@@ -131,6 +139,9 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 		}
 		s.Timeout = time.Duration(ms) * time.Millisecond
 	}
+	if s.TLS, err = tlsFromEnv(getenv); err != nil {
+		return Settings{}, err
+	}
 	if s.Sampler, s.SamplerName, err = sampler(getenv("OTEL_TRACES_SAMPLER"), getenv("OTEL_TRACES_SAMPLER_ARG")); err != nil {
 		return Settings{}, err
 	}
@@ -152,6 +163,36 @@ func FromEnv(getenv func(string) string) (Settings, error) {
 	}
 	s.BatchDelay = time.Duration(delay) * time.Millisecond
 	return s, nil
+}
+
+// tlsFromEnv reads the receiver's CA and the client certificate from the
+// files the OTEL_EXPORTER_OTLP_*CERTIFICATE and *_KEY variables name.
+func tlsFromEnv(getenv func(string) string) (*tls.Config, error) {
+	ca := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_CERTIFICATE", "OTEL_EXPORTER_OTLP_CERTIFICATE")
+	cert := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_CERTIFICATE", "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE")
+	key := firstSet(getenv, "OTEL_EXPORTER_OTLP_TRACES_CLIENT_KEY", "OTEL_EXPORTER_OTLP_CLIENT_KEY")
+	if ca == "" && cert == "" && key == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: %w", err)
+		}
+		cfg.RootCAs = x509.NewCertPool()
+		if !cfg.RootCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CERTIFICATE: no PEM certificate in %s", ca)
+		}
+	}
+	if cert != "" || key != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			return nil, fmt.Errorf("OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE and _KEY: %w", err)
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg, nil
 }
 
 // tracesURL is where the spans go: a per-signal endpoint as it is (the
@@ -297,31 +338,40 @@ func (t *Tracing) Dropped() int64 {
 	return t.batcher.Dropped()
 }
 
-// Start starts exporting spans as s says. It connects to nothing yet:
-// spans are batched and sent in the background, and a receiver that is
-// down costs dropped spans, never a failed call.
-func Start(s Settings) (*Tracing, error) {
+// Start starts exporting spans as s says; failed exports are logged to
+// logger (nil: not at all), at most once a minute. It connects to nothing
+// yet: spans are batched and sent in the background, and a receiver that
+// is down costs dropped spans, never a failed call.
+func Start(s Settings, logger *slog.Logger) (*Tracing, error) {
 	if !s.Enabled() {
 		return nil, errors.New("telemetry: tracing is off")
 	}
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(s.Endpoint)}
+	var exp sdktrace.SpanExporter
 	if s.JSON {
-		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON))
-	}
-	if len(s.Headers) > 0 {
-		opts = append(opts, otlptracehttp.WithHeaders(s.Headers))
-	}
-	if s.Gzip {
-		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
-	}
-	if s.Timeout > 0 {
-		opts = append(opts, otlptracehttp.WithTimeout(s.Timeout))
-	}
-	exp, err := otlptracehttp.New(context.Background(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
+		// The SDK's exporter writes JSON; protobuf, the default, is written
+		// by the gateway's own (otlp.go).
+		opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(s.Endpoint), otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)}
+		if len(s.Headers) > 0 {
+			opts = append(opts, otlptracehttp.WithHeaders(s.Headers))
+		}
+		if s.Gzip {
+			opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
+		}
+		if s.Timeout > 0 {
+			opts = append(opts, otlptracehttp.WithTimeout(s.Timeout))
+		}
+		if s.TLS != nil {
+			opts = append(opts, otlptracehttp.WithTLSClientConfig(s.TLS))
+		}
+		var err error
+		if exp, err = otlptracehttp.New(context.Background(), opts...); err != nil {
+			return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
+		}
+	} else {
+		exp = newOTLPHTTP(s)
 	}
 	b := newBatcher(exp, s.BatchDelay, s.BatchSize, s.QueueSize)
+	b.log = logger
 	sampler, res := s.Sampler, s.Resource
 	if sampler == nil {
 		sampler = sdktrace.ParentBased(sdktrace.AlwaysSample())
