@@ -17,7 +17,7 @@ func (s *Server) respond(o operation, next callHandler) callHandler {
 		resp.write(c.w)
 		c.record.code = resp.code
 		s.metrics.observe(o.name, resp.code, resp.status, time.Since(start), sampledTrace(span))
-		endOperation(span, own, c, resp)
+		endOperation(span, own, c, resp, o)
 		return resp
 	}
 }

@@ -56,11 +56,7 @@ func (s *Server) operationSpan(c *operationCall, o operation) (span trace.Span, 
 	}
 	ctx := c.r.Context()
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
-		span = trace.SpanFromContext(ctx)
-		if span.IsRecording() {
-			span.SetAttributes(AttrOperation.String(o.name))
-		}
-		return span, false
+		return trace.SpanFromContext(ctx), false
 	}
 	ctx, span = s.tracer.Start(ctx, o.name, serverKind)
 	c.r = c.r.WithContext(ctx)
@@ -69,12 +65,15 @@ func (s *Server) operationSpan(c *operationCall, o operation) (span trace.Span, 
 }
 
 // endOperation ends the span of c with its answer resp.
-func endOperation(span trace.Span, own bool, c *operationCall, resp *response) {
+func endOperation(span trace.Span, own bool, c *operationCall, resp *response, o operation) {
 	if span == nil {
 		return
 	}
 	if span.IsRecording() {
 		attrs := make([]attribute.KeyValue, 0, 9)
+		if !own {
+			attrs = append(attrs, AttrOperation.String(o.name))
+		}
 		if own {
 			attrs = append(attrs, attribute.String("http.request.method", c.r.Method),
 				attribute.Int("http.response.status_code", resp.status))

@@ -161,32 +161,38 @@ const (
 // entity set or function import), with the SAP service and the entity set
 // or function as attributes. The URL's keys and query stay out: they may
 // name a person.
+// The attributes are set once, with the answer (traceAnswer): each
+// SetAttributes of a span grows its list anew.
 func (c *Client) traceRequest(span trace.Span, r request) {
 	svc := servicePaths[r.call.Service]
 	res := resourceOf(r.url, svc)
-	switch {
-	case strings.HasPrefix(res, entitySetsPrefix):
-		span.SetAttributes(attrSAPService.String(svc), attrEntitySet.String(res))
-	case res != "" && res[0] != '$':
-		span.SetAttributes(attrSAPService.String(svc), attrFunction.String(res))
-	default:
-		span.SetAttributes(attrSAPService.String(svc))
-	}
 	if res == "" {
 		res = svc
 	}
 	span.SetName(r.method + " " + res)
 }
 
-// traceAnswer adds the ERP's answer to the attempt's span: its status and,
-// from an error body, SAP's message ids.
-func traceAnswer(span trace.Span, status int, err error) {
+// traceAnswer adds what r asked and the ERP's answer to the attempt's
+// span: the SAP service, the entity set or function, the status and, from
+// an error body, SAP's message ids.
+func traceAnswer(span trace.Span, r request, status int, err error) {
+	svc := servicePaths[r.call.Service]
+	res := resourceOf(r.url, svc)
+	attrs := make([]attribute.KeyValue, 0, 4)
+	attrs = append(attrs, attrSAPService.String(svc))
+	switch {
+	case strings.HasPrefix(res, entitySetsPrefix):
+		attrs = append(attrs, attrEntitySet.String(res))
+	case res != "" && res[0] != '$':
+		attrs = append(attrs, attrFunction.String(res))
+	}
 	if status > 0 {
-		span.SetAttributes(attrStatus.Int(status))
+		attrs = append(attrs, attrStatus.Int(status))
 	}
 	if up, ok := errors.AsType[*erp.UpstreamError](err); ok && len(up.MessageIDs) > 0 {
-		span.SetAttributes(attrMessageIDs.StringSlice(up.MessageIDs))
+		attrs = append(attrs, attrMessageIDs.StringSlice(up.MessageIDs))
 	}
+	span.SetAttributes(attrs...)
 }
 
 // resourceOf is the entity set, function import or $metadata that url

@@ -208,7 +208,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		markConfigTransport(ctx, up, err)
 		c.logAttempt(ctx, r, 0, start, up)
 		if recording {
-			traceAnswer(span, 0, up)
+			traceAnswer(span, r, 0, up)
 		}
 		return reply{}, up
 	}
@@ -225,7 +225,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 		}
 		c.logAttempt(ctx, r, resp.StatusCode, start, up)
 		if recording {
-			traceAnswer(span, resp.StatusCode, up)
+			traceAnswer(span, r, resp.StatusCode, up)
 		}
 		return reply{}, up
 	}
@@ -263,7 +263,7 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 	c.logAttempt(ctx, r, resp.StatusCode, start, out)
 	if recording {
-		traceAnswer(span, resp.StatusCode, out)
+		traceAnswer(span, r, resp.StatusCode, out)
 	}
 	return rep, out
 }

@@ -1,9 +1,13 @@
 package telemetry
 
 import (
+	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 func TestFromEnv(t *testing.T) {
@@ -75,5 +79,22 @@ func TestFromEnvSettings(t *testing.T) {
 	}
 	if res["service.name"] != "erpgate-eu" || res["deployment.environment.name"] != "prod" || res["service.version"] == "" {
 		t.Errorf("resource %v", res)
+	}
+}
+
+func TestLogHandler(t *testing.T) {
+	var buf strings.Builder
+	logger := slog.New(LogHandler(slog.NewJSONHandler(&buf, nil))).With("component", "api")
+	tid, _ := trace.TraceIDFromHex("4bf92f3577b34da6a3ce929d0e0e4736")
+	sid, _ := trace.SpanIDFromHex("00f067aa0ba902b7")
+	ctx := trace.ContextWithSpanContext(context.Background(), trace.NewSpanContext(trace.SpanContextConfig{TraceID: tid, SpanID: sid}))
+	// More attributes than a record holds inline, as the access log has.
+	logger.LogAttrs(ctx, slog.LevelInfo, "request", slog.Int("a", 1), slog.Int("b", 2), slog.Int("c", 3), slog.Int("d", 4),
+		slog.Int("e", 5), slog.Int("f", 6), slog.Int("g", 7))
+	logger.InfoContext(context.Background(), "no trace")
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"g":7,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","span_id":"00f067aa0ba902b7"`) ||
+		strings.Contains(lines[0], "BUG") || strings.Contains(lines[1], "trace_id") || !strings.Contains(lines[1], `"component":"api"`) {
+		t.Errorf("log:\n%s", buf.String())
 	}
 }
