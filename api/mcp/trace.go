@@ -66,11 +66,42 @@ func (m *traceMeta) Set(string, string) {}
 
 func (m *traceMeta) Keys() []string { return []string{"traceparent", "tracestate"} }
 
-// metaTrace reads the trace context of a raw params._meta.
+// metaTrace reads the trace context of a raw params._meta: the string
+// members traceparent and tracestate, the others skipped unread.
 func metaTrace(raw jsontext.Value) traceMeta {
 	var m traceMeta
-	if raw != nil && bytes.Contains(raw, []byte(`"traceparent"`)) {
-		_ = jsonv2.Unmarshal(raw, &m)
+	if raw == nil || !bytes.Contains(raw, []byte(`"traceparent"`)) {
+		return m
+	}
+	d := decoderOf(raw)
+	defer d.release()
+	dec := d.dec
+	if tok, err := dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return m
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return traceMeta{}
+		}
+		var to *string
+		switch name.String() {
+		case "traceparent":
+			to = &m.Traceparent
+		case "tracestate":
+			to = &m.Tracestate
+		}
+		if to == nil || dec.PeekKind() != '"' {
+			if dec.SkipValue() != nil {
+				return traceMeta{}
+			}
+			continue
+		}
+		v, err := dec.ReadToken()
+		if err != nil {
+			return traceMeta{}
+		}
+		*to = v.String()
 	}
 	return m
 }

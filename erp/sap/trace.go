@@ -156,28 +156,20 @@ const (
 	entitySetsPrefix = "A_" // every entity set of SAP's APIs the gateway calls
 )
 
-// traceRequest names the attempt's span, when it records, after what r
-// asks of the ERP: "GET A_SupplierInvoice" (the HTTP method and the
-// entity set or function import), with the SAP service and the entity set
-// or function as attributes. The URL's keys and query stay out: they may
-// name a person.
-// The attributes are set once, with the answer (traceAnswer): each
-// SetAttributes of a span grows its list anew.
-func (c *Client) traceRequest(span trace.Span, r request) {
-	svc := servicePaths[r.call.Service]
-	res := resourceOf(r.url, svc)
-	if res == "" {
-		res = svc
-	}
-	span.SetName(r.method + " " + res)
-}
-
-// traceAnswer adds what r asked and the ERP's answer to the attempt's
-// span: the SAP service, the entity set or function, the status and, from
-// an error body, SAP's message ids.
+// traceAnswer names the attempt's span, when it records, after what r
+// asked of the ERP, "GET A_SupplierInvoice" (the HTTP method and the
+// entity set or function import), and adds the SAP service, the entity set
+// or function, the ERP's status and, from an error body, SAP's message
+// ids, in one call: each SetAttributes of a span grows its list anew. The
+// URL's keys and query stay out: they may name a person.
 func traceAnswer(span trace.Span, r request, status int, err error) {
 	svc := servicePaths[r.call.Service]
 	res := resourceOf(r.url, svc)
+	if res == "" {
+		span.SetName(r.method + " " + svc)
+	} else {
+		span.SetName(r.method + " " + res)
+	}
 	attrs := make([]attribute.KeyValue, 0, 4)
 	attrs = append(attrs, attrSAPService.String(svc))
 	switch {
@@ -198,8 +190,8 @@ func traceAnswer(span trace.Span, r request, status int, err error) {
 // resourceOf is the entity set, function import or $metadata that url
 // names in the service svc; "" for the service's root.
 func resourceOf(url, svc string) string {
-	i := strings.Index(url, odataRoot+svc)
-	if i < 0 {
+	i := strings.Index(url, odataRoot)
+	if i < 0 || !strings.HasPrefix(url[i+len(odataRoot):], svc) {
 		return ""
 	}
 	rest := strings.TrimPrefix(url[i+len(odataRoot)+len(svc):], "/")

@@ -186,9 +186,6 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 	}
 	span := trace.SpanFromContext(actx)
 	recording := span.IsRecording()
-	if recording {
-		c.traceRequest(span, r)
-	}
 	call := callHeadersOf(ctx, actx)
 	if c.readHeader != nil && r.body == nil && r.header == nil && (c.http.Jar != nil || len(r.cookies) == 0) {
 		// A plain read: the client's one header, which nothing changes in

@@ -7,16 +7,19 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/cmd/internal/telemetry"
 	"github.com/erpgate/erpgate/cmd/internal/telemetry/otlptest"
 	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/openapi"
 	"github.com/erpgate/erpgate/retry"
 )
 
@@ -49,12 +52,12 @@ func (c *canned) RoundTrip(req *http.Request) (*http.Response, error) {
 // difference of cpu-ns/op is what tracing costs a read, the receiver's
 // decoding included (loadbench traces measures the gateway alone).
 func BenchmarkTracedRead(b *testing.B) {
-	for _, on := range []bool{false, true} {
-		name := "off"
-		if on {
-			name = "on"
-		}
-		b.Run(name, func(b *testing.B) {
+	for _, c := range []struct {
+		name    string
+		on, mcp bool
+	}{{"rest/off", false, false}, {"rest/on", true, false}, {"mcp/off", false, true}, {"mcp/on", true, true}} {
+		on := c.on
+		b.Run(c.name, func(b *testing.B) {
 			var tracing *telemetry.Tracing
 			if on {
 				receiver := otlptest.NewDiscarding()
@@ -92,15 +95,39 @@ func BenchmarkTracedRead(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			req := httptest.NewRequest(http.MethodGet, "/invoices/5105600101", nil)
-			req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+			var h http.Handler = srv
+			newReq := func() *http.Request {
+				req := httptest.NewRequest(http.MethodGet, "/invoices/5105600101", nil)
+				req.Header.Set("Traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01")
+				return req
+			}
+			if c.mcp {
+				doc, err := openapi.Load()
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := mcp.New(srv, doc, mcp.Options{Tracer: tracing.Tracer()})
+				if err != nil {
+					b.Fatal(err)
+				}
+				h = m.Handler()
+				msg := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/clientCapabilities":{},` +
+					`"io.modelcontextprotocol/protocolVersion":"2026-07-28","traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},` +
+					`"arguments":{"invoice_id":"5105600101"},"name":"get_invoice"}}`
+				newReq = func() *http.Request {
+					req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(msg))
+					req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+						"Mcp-Protocol-Version": {"2026-07-28"}, "Mcp-Method": {"tools/call"}, "Mcp-Name": {"get_invoice"}}
+					return req
+				}
+			}
 			w := &discard{h: http.Header{}}
 			b.ReportAllocs()
 			cpu0 := processCPU()
 			for b.Loop() {
 				clear(w.h)
 				w.status = 0
-				srv.ServeHTTP(w, req)
+				h.ServeHTTP(w, newReq())
 				if w.status != http.StatusOK {
 					b.Fatalf("status %d", w.status)
 				}
