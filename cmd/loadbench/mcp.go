@@ -22,6 +22,8 @@ import (
 	"sync/atomic"
 	"text/tabwriter"
 	"time"
+
+	"github.com/erpgate/erpgate/cmd/internal/telemetry/otlptest"
 )
 
 // The MCP bench: get_invoice over REST, as tools/call on the gateway's
@@ -72,6 +74,7 @@ type mcpConfig struct {
 	rounds      int
 	erpgate     string // erpgate binary; "" builds one
 	bridge      string // "off", "npm" (install mcpBridge) or the bridge's binary
+	traces      bool   // the gateway exports every span to a receiver that discards them
 }
 
 func parseMCP(args []string, stderr io.Writer) (mcpConfig, error) {
@@ -83,6 +86,7 @@ func parseMCP(args []string, stderr io.Writer) (mcpConfig, error) {
 	fs.IntVar(&cfg.rounds, "rounds", defaultMCPRounds, "turns over the paths, so that load from elsewhere falls on all alike")
 	fs.StringVar(&cfg.erpgate, "erpgate", "", "erpgate binary (default: built from this repository with go build)")
 	fs.StringVar(&cfg.bridge, "bridge", "npm", "the bridge's command: npm installs "+mcpBridge+" with npm; off leaves the bridge out")
+	fs.BoolVar(&cfg.traces, "traces", false, "trace every call: the gateway exports its spans over OTLP to a receiver in the bench that discards them")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return mcpConfig{}, err
@@ -646,7 +650,13 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	gw, err := startErpgate(bin, erp.url, dir, "erpgate", false)
+	var env []string
+	if cfg.traces {
+		receiver := otlptest.NewDiscarding()
+		defer receiver.Close()
+		env = []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL(), "OTEL_SERVICE_NAME=loadbench"}
+	}
+	gw, err := startErpgateEnv(bin, erp.url, dir, "erpgate", false, env)
 	if err != nil {
 		return err
 	}
@@ -708,6 +718,9 @@ func printMCP(w io.Writer, m machine, cfg mcpConfig, paths []*mcpPath, bridgeNot
 		cfg.concurrency, cfg.length, cfg.rounds)
 	fmt.Fprintf(w, "MCP clients of %s send each call with its _meta and standard headers; those of %s initialize once, then call\n",
 		mcpProtocol, mcpProtocolLegacy)
+	if cfg.traces {
+		fmt.Fprintln(w, "traced: the gateway exports every span over OTLP/HTTP to a receiver in the bench that discards them")
+	}
 	if bridgeNote != "" {
 		fmt.Fprintln(w, bridgeNote)
 	}
