@@ -77,7 +77,7 @@ func logSays(logs *syncBuffer, want string) bool {
 
 // refusal is what the refusal to start without credentials says.
 var refusal = []string{"-api-keys (ERPGATE_API_KEYS): must be set", "-oauth-issuer (ERPGATE_OAUTH_ISSUER)",
-	"listens beyond loopback", "-open true (ERPGATE_OPEN=true)", `README.md, "Configuration"`}
+	"listens beyond loopback", "-open true (ERPGATE_OPEN=true)", `cmd/erpgate/README.md, "Closed by default"`}
 
 // TestClosedByDefault: in front of a real ERP, on an address beyond
 // loopback, without credentials and without -open, the gateway does not

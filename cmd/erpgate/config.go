@@ -177,7 +177,7 @@ var settings = []setting{
 		parseRetryBudget},
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)",
 		addrSetting("127.0.0.1:8090 or 127.0.0.1:0", func(c *config, v string) { c.simAddr = v })},
-	{"sim-faults", "ERPGATE_SIM_FAULTS", "", "simulated ERP: faults to inject, e.g. purchase_order:status=503,p=0.3 (grammar in the README)",
+	{"sim-faults", "ERPGATE_SIM_FAULTS", "", "simulated ERP: faults to inject, e.g. purchase_order:status=503,p=0.3 (grammar in erp/sim/README.md)",
 		parseSimFaults},
 	{"sim-seed", "ERPGATE_SIM_SEED", "1", "simulated ERP: seed of the fault probabilities",
 		parseSimSeed},

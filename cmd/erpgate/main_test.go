@@ -208,15 +208,17 @@ func TestHelpListsEverySetting(t *testing.T) {
 	}
 }
 
+// TestREADMEListsEverySetting holds the settings guide, cmd/erpgate/README.md,
+// to a row for every setting.
 func TestREADMEListsEverySetting(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+	readme, err := os.ReadFile("README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, s := range settings {
 		row := "| `-" + s.name + "` | `" + s.env + "` |"
 		if !strings.Contains(string(readme), row) {
-			t.Errorf("README's configuration table has no row for -%s (%s)", s.name, s.env)
+			t.Errorf("cmd/erpgate/README.md's settings table has no row for -%s (%s)", s.name, s.env)
 		}
 	}
 }

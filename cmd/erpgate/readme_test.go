@@ -14,10 +14,11 @@ import (
 	"time"
 )
 
-// The README's walk is executed: every `$ curl …` line in a fenced block of
-// README.md runs in order, through bash, against a freshly started gateway
-// on free ports, and what it prints must be what the README shows under it.
-// The README names localhost:8080 (the gateway) and localhost:8090 (its
+// The walks of the documentation are executed: every `$ curl …` line in a
+// fenced block of README.md and of the guides in walkedDocs runs in order,
+// through bash, against a freshly started gateway on free ports, and what it
+// prints must be what the document shows under it. The documents name
+// localhost:8080 (the gateway) and localhost:8090 (its
 // simulated ERP); the walk puts the real addresses in their place.
 //
 // What may differ, as the README says: an RFC 3339 time matches any RFC 3339
@@ -27,7 +28,7 @@ import (
 
 // readmeExample is one command of the README and the output shown under it.
 type readmeExample struct {
-	line    int      // line of the command in README.md, from 1
+	line    int      // line of the command in its document, from 1
 	command string   // without the "$ ", continuation lines joined
 	want    []string // the lines shown under it
 }
@@ -131,18 +132,39 @@ func checkREADMEOutput(want []string, got string) error {
 	return nil
 }
 
-// walkREADME runs every example of README.md against a gateway started
-// with the clock now (and its commands under faketime, shifted as far,
-// when shift is not zero).
+// walkedDocs are the documents whose `$ curl` examples are executed, each
+// against a gateway of its own, with the fewest commands each must show
+// (so that a walk moved elsewhere is not silently left unchecked).
+var walkedDocs = []struct {
+	path string
+	min  int
+}{
+	{"README.md", 3},
+	{"api/README.md", 30},
+	{"api/mcp/README.md", 1},
+	{"erp/sim/README.md", 2},
+}
+
+// walkREADME runs the examples of every walked document.
 func walkREADME(t *testing.T, shift time.Duration) {
+	for _, d := range walkedDocs {
+		t.Run(d.path, func(t *testing.T) { walkDoc(t, d.path, d.min, shift) })
+	}
+}
+
+// walkDoc runs every example of the document at path (from the
+// repository's root) against a gateway started with the clock now (and its
+// commands under faketime, shifted as far, when shift is not zero).
+func walkDoc(t *testing.T, path string, min int, shift time.Duration) {
 	t.Helper()
-	md, err := os.ReadFile("../../README.md")
+	file := "../../" + path
+	md, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
 	examples := parseREADMEExamples(string(md))
-	if len(examples) < 30 {
-		t.Fatalf("README.md shows %d commands, want the whole walk (at least 30)", len(examples))
+	if len(examples) < min {
+		t.Fatalf("%s shows %d commands, want at least %d", path, len(examples), min)
 	}
 	prefix := []string{needTool(t, "bash")}
 	needTool(t, "curl")
@@ -185,7 +207,7 @@ func walkREADME(t *testing.T, shift time.Duration) {
 	updated := false
 	for _, ex := range examples {
 		if !strings.HasPrefix(ex.command, "curl ") {
-			t.Fatalf("README.md:%d: the walk runs curl commands only, not %q", ex.line, ex.command)
+			t.Fatalf("%s:%d: the walk runs curl commands only, not %q", path, ex.line, ex.command)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, prefix[0], append(prefix[1:], "-c", addrs.Replace(ex.command))...)
@@ -193,7 +215,7 @@ func walkREADME(t *testing.T, shift time.Duration) {
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {
-			t.Fatalf("README.md:%d: %s: %v", ex.line, ex.command, err)
+			t.Fatalf("%s:%d: %s: %v", path, ex.line, ex.command, err)
 		}
 		if err := checkREADMEOutput(ex.want, string(out)); err != nil {
 			if *update && shift == 0 {
@@ -210,14 +232,14 @@ func walkREADME(t *testing.T, shift time.Duration) {
 				}
 				continue
 			}
-			t.Errorf("README.md:%d: %s\n%v", ex.line, firstLine(ex.command), err)
+			t.Errorf("%s:%d: %s\n%v", path, ex.line, firstLine(ex.command), err)
 		}
 	}
 	if updated {
-		if err := os.WriteFile("../../README.md", []byte(strings.Join(lines, "\n")), 0o644); err != nil {
+		if err := os.WriteFile(file, []byte(strings.Join(lines, "\n")), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		t.Log("README.md: examples rewritten from the gateway's answers; read the diff")
+		t.Logf("%s: examples rewritten from the gateway's answers; read the diff", path)
 	}
 }
 

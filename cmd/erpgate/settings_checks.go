@@ -52,7 +52,7 @@ func checkClientAuth(c *config) []error {
 	return []error{settingError("api-keys", fmt.Sprintf("must be set, or -oauth-issuer (ERPGATE_OAUTH_ISSUER), "+
 		"when the gateway fronts a real ERP (-erp-url) and listens beyond loopback (-addr %s); without either, anyone who reaches it could post invoices. "+
 		"Set -api-keys to the clients as name:sha256hex:scope+scope, or -oauth-issuer to the issuer of their access tokens "+
-		"(README.md, \"Configuration\": closed by default); else listen on loopback only (-addr %s), "+
+		"(cmd/erpgate/README.md, \"Closed by default\"); else listen on loopback only (-addr %s), "+
 		"or pass -open true (ERPGATE_OPEN=true) to serve every caller without credentials on purpose",
 		c.addr, loopback))}
 }

@@ -208,7 +208,7 @@ func TestEveryCheckRefuses(t *testing.T) {
 		"client-auth": {[]string{"-erp-url", "https://s4.example.com", "-addr", "0.0.0.0:9000"}, []string{"-api-keys (ERPGATE_API_KEYS): must be set, " +
 			"or -oauth-issuer (ERPGATE_OAUTH_ISSUER), when the gateway fronts a real ERP (-erp-url) and listens beyond loopback (-addr 0.0.0.0:9000); " +
 			"without either, anyone who reaches it could post invoices. Set -api-keys to the clients as name:sha256hex:scope+scope, " +
-			"or -oauth-issuer to the issuer of their access tokens (README.md, \"Configuration\": closed by default); " +
+			"or -oauth-issuer to the issuer of their access tokens (cmd/erpgate/README.md, \"Closed by default\"); " +
 			"else listen on loopback only (-addr 127.0.0.1:9000), or pass -open true (ERPGATE_OPEN=true) to serve every caller without credentials on purpose"}},
 	}
 	for _, k := range checks {
