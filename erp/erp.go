@@ -30,7 +30,37 @@ type Invoice struct {
 	// SupplierInvoiceStatus), whether or not Status knows it.
 	SAPStatus    string
 	PaymentBlock string // SAP payment blocking reason; empty when none
-	Lines        []InvoiceLine
+	// PaymentTerms is the key of the invoice's terms of payment (SAP's
+	// PaymentTerms, such as 0001); empty when the ERP gives none.
+	PaymentTerms string
+	// BaselineDate is the day the terms of payment count from (SAP's
+	// DueCalculationBaseDate); zero when the ERP gives none.
+	BaselineDate time.Time
+	// CashDiscount1Days, CashDiscount2Days and NetPaymentDays are the
+	// periods of the terms of payment, in days after BaselineDate; 0 when
+	// the terms have no such period.
+	CashDiscount1Days, CashDiscount2Days, NetPaymentDays int
+	// Lines are the invoice's items that reference purchase order items.
+	Lines []InvoiceLine
+}
+
+// NetDueDate is the day the invoice falls due net, as SAP's financial
+// accounting computes it for a supplier's item: BaselineDate plus
+// NetPaymentDays when there are any, else plus CashDiscount2Days when there
+// are any, else plus CashDiscount1Days (none: due on the baseline date). It
+// is the zero time when the invoice has no baseline date.
+func (inv Invoice) NetDueDate() time.Time {
+	if inv.BaselineDate.IsZero() {
+		return time.Time{}
+	}
+	days := inv.CashDiscount1Days
+	switch {
+	case inv.NetPaymentDays > 0:
+		days = inv.NetPaymentDays
+	case inv.CashDiscount2Days > 0:
+		days = inv.CashDiscount2Days
+	}
+	return inv.BaselineDate.AddDate(0, 0, days)
 }
 
 // InvoiceStatus is where an invoice is in its life.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -376,7 +377,10 @@ type results[T any] struct {
 // the reversal document that cancelled the invoice; IsReversed and
 // IsReversal say the invoice was reversed or is a reversal document. SAP's
 // cloud $metadata declares all three, the on-premise one ReverseDocument
-// and IsReversal.
+// and IsReversal. PaymentTerms, DueCalculationBaseDate (the baseline date)
+// and the periods CashDiscount1Days, CashDiscount2Days and NetPaymentDays
+// (Edm.Decimal of precision 3, scale 0) are the terms of payment; a system
+// that sends none of them gives an invoice without a due date.
 type wireInvoice struct {
 	SupplierInvoice               string                      `json:"SupplierInvoice"`
 	FiscalYear                    string                      `json:"FiscalYear"`
@@ -392,6 +396,11 @@ type wireInvoice struct {
 	ReverseDocument               string                      `json:"ReverseDocument"`
 	IsReversed                    bool                        `json:"IsReversed"`
 	IsReversal                    bool                        `json:"IsReversal"`
+	PaymentTerms                  string                      `json:"PaymentTerms"`
+	DueCalculationBaseDate        sapDate                     `json:"DueCalculationBaseDate"`
+	CashDiscount1Days             sapDecimal                  `json:"CashDiscount1Days"`
+	CashDiscount2Days             sapDecimal                  `json:"CashDiscount2Days"`
+	NetPaymentDays                sapDecimal                  `json:"NetPaymentDays"`
 	Items                         results[wireInvoiceItemRef] `json:"to_SuplrInvcItemPurOrdRef"`
 	// bad is why the invoice's JSON cannot be read, keeping its key.
 	bad *erp.DataError
@@ -441,6 +450,12 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 	if w.SupplierInvoice == "" {
 		return erp.Invoice{}, w.invalid(missing("SupplierInvoice"))
 	}
+	cd1, err1 := paymentDays("CashDiscount1Days", w.CashDiscount1Days.Decimal)
+	cd2, err2 := paymentDays("CashDiscount2Days", w.CashDiscount2Days.Decimal)
+	net, err3 := paymentDays("NetPaymentDays", w.NetPaymentDays.Decimal)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return erp.Invoice{}, w.invalid(err)
+	}
 	reversed := w.ReverseDocument != "" || w.IsReversed || w.IsReversal
 	inv := erp.Invoice{
 		ID:           w.SupplierInvoice,
@@ -455,6 +470,10 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 		Status:       invoiceStatus(w.SupplierInvoiceStatus, reversed),
 		SAPStatus:    w.SupplierInvoiceStatus,
 		PaymentBlock: w.PaymentBlockingReason,
+		PaymentTerms: w.PaymentTerms,
+		BaselineDate: w.DueCalculationBaseDate.Time,
+
+		CashDiscount1Days: cd1, CashDiscount2Days: cd2, NetPaymentDays: net,
 	}
 	if w.Items.Results != nil {
 		inv.Lines = make([]erp.InvoiceLine, 0, len(w.Items.Results))
@@ -470,6 +489,19 @@ func (w wireInvoice) toDomain() (erp.Invoice, error) {
 		}
 	}
 	return inv, nil
+}
+
+// maxPaymentDays is the most days a period of the terms of payment holds:
+// SAP declares the periods Edm.Decimal of precision 3, scale 0.
+var maxPaymentDays = decimal.NewFromInt(999)
+
+// paymentDays reads the period of the terms of payment named name: a whole
+// number of days from 0 to 999.
+func paymentDays(name string, d decimal.Decimal) (int, error) {
+	if !d.IsInteger() || d.IsNegative() || d.GreaterThan(maxPaymentDays) {
+		return 0, fmt.Errorf("%s %s is no number of days from 0 to 999", name, d)
+	}
+	return int(d.IntPart()), nil
 }
 
 // wirePurchaseOrder is an A_PurchaseOrder.

@@ -1,5 +1,7 @@
 package sim
 
+import "strconv"
+
 // Row renderers: each turns one stored object into its OData properties in
 // SAP's order, without __metadata and navigation properties.
 
@@ -14,6 +16,13 @@ func invoiceRow(inv *invoice) obj {
 		{"SupplierInvoiceIDByInvcgParty", inv.supplierRef},
 		{"DocumentCurrency", inv.currency},
 		{"InvoiceGrossAmount", amount(inv.gross)},
+		{"PaymentTerms", inv.terms.key},
+		{"DueCalculationBaseDate", optionalDate(inv.baseline)},
+		{"CashDiscount1Percent", percent(inv.terms.cd1Percent)},
+		{"CashDiscount1Days", strconv.Itoa(inv.terms.cd1Days)},
+		{"CashDiscount2Percent", percent(inv.terms.cd2Percent)},
+		{"CashDiscount2Days", strconv.Itoa(inv.terms.cd2Days)},
+		{"NetPaymentDays", strconv.Itoa(inv.terms.netDays)},
 		{"SupplierInvoiceStatus", inv.status},
 		{"PaymentBlockingReason", inv.block},
 	}

@@ -21,8 +21,32 @@ type invoice struct {
 	currency                    string
 	gross                       decimal.Decimal
 	status, block               string
-	lines                       []invoiceLine
+	// baseline is the day the terms of payment count from (SAP's
+	// DueCalculationBaseDate); zero for none.
+	baseline time.Time
+	terms    paymentTerms
+	lines    []invoiceLine
 }
+
+// paymentTerms are the terms of payment SAP copies onto an invoice's
+// header: the key, and each period in days from the baseline date with its
+// cash discount percentage.
+type paymentTerms struct {
+	key                    string
+	cd1Days, cd2Days       int
+	cd1Percent, cd2Percent decimal.Decimal
+	netDays                int
+}
+
+// The terms of payment of the golden set.
+var (
+	// termsDiscount: within 14 days 3 % cash discount, within 20 days 2 %,
+	// within 30 days due net.
+	termsDiscount = paymentTerms{key: "ZB01", cd1Days: 14, cd1Percent: decimal.RequireFromString("3"),
+		cd2Days: 20, cd2Percent: decimal.RequireFromString("2"), netDays: 30}
+	// termsNet30: within 30 days due net.
+	termsNet30 = paymentTerms{key: "NT30", netDays: 30}
+)
 
 type invoiceLine struct {
 	item, po, poItem string

@@ -59,9 +59,17 @@ func seed() *state {
 		cancelledGR,
 	}
 
+	// Each invoice has its supplier's terms of payment, Acme's with cash
+	// discounts, and the document date as the baseline date, as SAP
+	// proposes them when the invoice is entered.
 	inv := func(id, supplier, ref string, docDate, postDate time.Time, po, poItem, qty, amt string) *invoice {
+		terms := termsNet30
+		if supplier == "100042" {
+			terms = termsDiscount
+		}
 		return &invoice{id: id, fiscalYear: "2026", companyCode: "1010", supplier: supplier, supplierRef: ref,
 			documentDate: docDate, postingDate: postDate, currency: "EUR", gross: dec(amt), status: statusParked,
+			baseline: docDate, terms: terms,
 			lines: []invoiceLine{{item: "1", po: po, poItem: poItem, qty: dec(qty), unit: "EA", amount: dec(amt)}}}
 	}
 	posted := inv("5105600100", "100043", "INV-88120", day(2026, 10, 2), day(2026, 10, 5), "4500018860", "10", "10", "1190.00")

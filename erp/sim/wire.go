@@ -88,6 +88,19 @@ func wireDate(t time.Time) string {
 	return "/Date(" + strconv.FormatInt(t.UnixMilli(), 10) + ")/"
 }
 
+// optionalDate is wireDate of t, or null for the zero time, as SAP sends a
+// date that is not set.
+func optionalDate(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return wireDate(t)
+}
+
+// percent formats a percentage with three decimals, as SAP declares the
+// cash discount percentages (Edm.Decimal, scale 3).
+func percent(d decimal.Decimal) string { return d.StringFixed(3) }
+
 // amount formats a currency amount with two decimals.
 func amount(d decimal.Decimal) string { return d.StringFixed(2) }
 
