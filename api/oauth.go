@@ -42,8 +42,14 @@ type OAuth struct {
 	// ScopeClaim is the claim holding the token's scopes, space separated
 	// or an array. Default "scope"; scp is read as well.
 	ScopeClaim string
-	// Leeway is the clock skew allowed on exp and nbf. Default 30s.
+	// Leeway is the clock skew allowed on exp, nbf and iat. Default 30s.
 	Leeway time.Duration
+	// TokenTypes are the JWT header typ values a token may have, compared
+	// without case and with or without "application/". Default: at+jwt,
+	// the type RFC 9068 gives access tokens, so that an ID token or another
+	// JWT of the issuer is never taken for one. "*" takes any typ, none
+	// included, for an authorization server that does not write at+jwt.
+	TokenTypes []string
 	// HTTPClient fetches the discovery document and the keys. Default
 	// an http.Client with a 10s timeout.
 	HTTPClient *http.Client
@@ -98,6 +104,9 @@ func newResourceServer(cfg OAuth, now func() time.Time) (*resourceServer, error)
 	if cfg.Leeway <= 0 {
 		cfg.Leeway = 30 * time.Second
 	}
+	if len(cfg.TokenTypes) == 0 {
+		cfg.TokenTypes = DefaultTokenTypes
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
@@ -128,21 +137,61 @@ func looksLikeJWT(s string) bool {
 	return json.Unmarshal(raw, &header) == nil && header.Alg != ""
 }
 
+// DefaultTokenTypes are the typ values an access token may have when
+// OAuth.TokenTypes is empty.
+var DefaultTokenTypes = []string{"at+jwt"}
+
+// typeAllowed reports whether a JWT header's typ is one of types: compared
+// without case and without an "application/" prefix (RFC 7515 4.1.9);
+// "*" allows any.
+func typeAllowed(typ string, types []string) bool {
+	norm := func(s string) string {
+		s = strings.ToLower(strings.TrimSpace(s))
+		return strings.TrimPrefix(s, "application/")
+	}
+	for _, t := range types {
+		if t == "*" || (typ != "" && norm(t) == norm(typ)) {
+			return true
+		}
+	}
+	return false
+}
+
+// jwtType is the typ of a JWT's header; "" when it has none or the header
+// does not decode.
+func jwtType(raw string) string {
+	head, _, _ := strings.Cut(raw, ".")
+	b, err := base64.RawURLEncoding.DecodeString(head)
+	if err != nil {
+		return ""
+	}
+	var header struct {
+		Typ string `json:"typ"`
+	}
+	_ = json.Unmarshal(b, &header)
+	return header.Typ
+}
+
 // tokenClaims are the claims read beside those go-oidc checks.
 type tokenClaims struct {
 	Exp      *json.Number    `json:"exp"`
 	Nbf      *json.Number    `json:"nbf"`
+	Iat      *json.Number    `json:"iat"`
 	ClientID string          `json:"client_id"`
 	Azp      string          `json:"azp"`
 	Scp      json.RawMessage `json:"scp"`
 }
 
-// authenticate checks the access token raw and returns its client: the
-// signature against the issuer's keys, the issuer, exp and nbf (with the
-// leeway), and the audience. A token refused is refusal.Unauthenticated.
+// authenticate checks the access token raw and returns its client: its
+// typ (OAuth.TokenTypes), the signature against the issuer's keys, the
+// issuer, exp, nbf and iat (with the leeway), and the audience. A token
+// refused is refusal.Unauthenticated.
 func (rs *resourceServer) authenticate(ctx context.Context, raw string) (*Credential, error) {
 	refuse := func(reason string) error {
 		return refusal.Unauthenticated{OAuth: true, Bearer: true, Token: reason}
+	}
+	if !typeAllowed(jwtType(raw), rs.cfg.TokenTypes) {
+		return nil, refuse(refusal.TokenType)
 	}
 	v, err := rs.verifierFor(ctx)
 	if err != nil {
@@ -172,6 +221,15 @@ func (rs *resourceServer) authenticate(ctx context.Context, raw string) (*Creden
 		}
 		if now.Add(rs.cfg.Leeway).Before(nbf) {
 			return nil, refuse(refusal.TokenNotYetValid)
+		}
+	}
+	if claims.Iat != nil {
+		iat, ok := unixTime(claims.Iat)
+		if !ok {
+			return nil, refuse(refusal.TokenInvalid)
+		}
+		if now.Add(rs.cfg.Leeway).Before(iat) {
+			return nil, refuse(refusal.TokenIssuedInFuture)
 		}
 	}
 	if !slices.Contains(tok.Audience, rs.cfg.Audience) {

@@ -26,6 +26,11 @@ const (
 	TokenNotYetValid  = "not_yet_valid" // before its nbf
 	TokenAudience     = "audience"      // its aud does not name the gateway
 	TokenUnverifiable = "unverifiable"  // the issuer's keys cannot be fetched
+	// TokenType: its JWT header's typ is not an access token's (RFC 9068
+	// at+jwt), as an ID token's is not; see api.OAuth.TokenTypes.
+	TokenType = "type"
+	// TokenIssuedInFuture: its iat is later than now, beyond the leeway.
+	TokenIssuedInFuture = "issued_in_future"
 )
 
 func (e Unauthenticated) Error() string {

@@ -73,6 +73,7 @@ type config struct {
 	credentials      []api.Credential
 	oauth            struct {
 		issuer, jwksURL, audience, scopeClaim string
+		tokenTypes                            []string
 	}
 	logLevel  string
 	logFormat string
@@ -237,6 +238,10 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.oauth.audience = v })},
 	{"oauth-scope-claim", "ERPGATE_OAUTH_SCOPE_CLAIM", "scope", "claim of an access token holding its scopes, space separated or an array; scp is read too",
 		textSetting(func(c *config, v string) { c.oauth.scopeClaim = v })},
+	{"oauth-token-types", "ERPGATE_OAUTH_TOKEN_TYPES", "at+jwt", "JWT typ values an access token may have, comma separated (at+jwt, RFC 9068: never an ID token); * takes any",
+		textSetting(func(c *config, v string) {
+			c.oauth.tokenTypes = strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' })
+		})},
 	{"open", "ERPGATE_OPEN", "false", "serve every caller without credentials although -erp-url names an ERP and -addr is not loopback only (without it the gateway refuses to start so); it warns at start and /readyz says \"auth\":\"open\"",
 		boolSetting(func(c *config, on bool) { c.open = on })},
 	{"console-secret", "ERPGATE_CONSOLE_SECRET", "", "at least 32 characters that sign the web console's sessions and CSRF tokens; replicas need the same (default: random at start, sessions end with the process; prefer the environment variable)",

@@ -45,7 +45,8 @@ func TestRunTakesOAuthTokens(t *testing.T) {
 		t.Fatalf("metadata: %d %s", code, body)
 	}
 
-	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: "k"}}, nil)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: jose.JSONWebKey{Key: key, KeyID: "k"}},
+		(&jose.SignerOptions{}).WithType("at+jwt"))
 	if err != nil {
 		t.Fatal(err)
 	}

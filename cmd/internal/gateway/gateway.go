@@ -133,6 +133,9 @@ type Config struct {
 	// (empty: PublicURL), OAuthScopeClaim the claim of its scopes (empty:
 	// scope).
 	OAuthIssuer, OAuthJWKSURL, OAuthAudience, OAuthScopeClaim string
+	// OAuthTokenTypes are the JWT typ values an access token may have
+	// (api.OAuth.TokenTypes); empty: at+jwt.
+	OAuthTokenTypes []string
 
 	// HandoverWebhook and ApprovalWebhook are told, through the outbox, of
 	// every handover and every approval left pending; HoldWebhook, the
@@ -308,7 +311,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 			return nil, errors.New("OAuth needs the gateway's public URL, its resource")
 		}
 		oauth = &api.OAuth{Issuer: cfg.OAuthIssuer, JWKSURL: cfg.OAuthJWKSURL, Resource: cfg.PublicURL,
-			Audience: cfg.OAuthAudience, ScopeClaim: cfg.OAuthScopeClaim}
+			Audience: cfg.OAuthAudience, ScopeClaim: cfg.OAuthScopeClaim, TokenTypes: cfg.OAuthTokenTypes}
 	}
 	g.api, err = api.NewServer(api.Options{
 		OAuth: oauth,

@@ -89,7 +89,7 @@ func TestOTLPEncoding(t *testing.T) {
 		"http.route": `string_value:"/invoices/{invoice_id}"`, "http.response.status_code": "int_value:404",
 		"erpgate.erp.write": "bool_value:true", "ratio": "double_value:0.25",
 		"erpgate.sap.message_ids": `array_value:{values:{string_value:"M8/108"} values:{string_value:"M8/255"}}`,
-		"ints": `array_value:{values:{int_value:-1} values:{int_value:2}}`,
+		"ints":                    `array_value:{values:{int_value:-1} values:{int_value:2}}`,
 	} {
 		if got := strings.Join(strings.Fields(attrs[k]), " "); got != strings.Join(strings.Fields(want), " ") {
 			t.Errorf("attribute %s: %s, want %s", k, got, want)
