@@ -10,8 +10,9 @@ import (
 
 // TestBodyMayRepeatThePathParameter sends what bridges that put every tool
 // argument in the body send: the path's invoice_id again in the body. The
-// same value is the call without it; another value, or a number, is
-// INVALID_REQUEST naming the field, and nothing is written. The contract
+// same value, as text or as a JSON integer of its digits, is the call
+// without it; another value, or null, is INVALID_REQUEST naming the field,
+// and nothing is written. The contract
 // does not declare the field (a client that follows it never sends one), so
 // the calls go around the contract-checking transport.
 func TestBodyMayRepeatThePathParameter(t *testing.T) {
@@ -39,7 +40,10 @@ func TestBodyMayRepeatThePathParameter(t *testing.T) {
 	if st, m := post("/invoices/5105600102/three-way-match", `{"invoice_id":"5105600102"}`); st != 200 || m["result"] != "TOLERANCE_EXCEEDED" {
 		t.Errorf("match with the path's invoice_id in the body: %d %v, want 200 TOLERANCE_EXCEEDED", st, m)
 	}
-	for _, body := range []string{`{"invoice_id":"5105600101"}`, `{"invoice_id":5105600102}`, `{"invoice_id":null}`} {
+	if st, m := post("/invoices/5105600102/three-way-match", `{"invoice_id":5105600102}`); st != 200 || m["result"] != "TOLERANCE_EXCEEDED" {
+		t.Errorf("match with the path's invoice_id as an integer in the body: %d %v, want 200 TOLERANCE_EXCEEDED", st, m)
+	}
+	for _, body := range []string{`{"invoice_id":"5105600101"}`, `{"invoice_id":5105600101}`, `{"invoice_id":5105600102.0}`, `{"invoice_id":null}`} {
 		st, m := post("/invoices/5105600102/three-way-match", body)
 		d, _ := m["details"].(map[string]any)
 		if st != 400 || m["code"] != "INVALID_REQUEST" || d["field"] != "invoice_id" {

@@ -14,7 +14,8 @@ import (
 // X-Run-Id header, and parses the
 // body's top-level fields for the idempotency store and the run guard.
 // These refusals come before any later step claims a key or counts a call.
-// Fields that only repeat a path parameter are dropped (path_echo.go).
+// Ids sent as JSON integers are read as their digits (idtext.go), and
+// fields that only repeat a path parameter are dropped (path_echo.go).
 func (s *Server) readArgs(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		body, err := readBody(c.r, s.maxBody)
@@ -24,6 +25,7 @@ func (s *Server) readArgs(o operation, next callHandler) callHandler {
 		if err != nil {
 			return s.failure(c.r, err, c.record)
 		}
+		body = idsAsText(body)
 		if body, err = dropPathEcho(c.r, body); err != nil {
 			return s.failure(c.r, err, c.record)
 		}

@@ -115,7 +115,9 @@ func TestInvalidArgumentsAreResults(t *testing.T) {
 		want  string
 	}{
 		{"wrong type of a path parameter", "invoice_id", "get_invoice",
-			map[string]any{"invoice_id": 5105600101}, like(wrongType, "summary", "invoice_id")},
+			map[string]any{"invoice_id": 5105600101.5}, like(wrongType, "summary", "invoice_id")},
+		{"id of the wrong type", "invoice_id", "get_invoice",
+			map[string]any{"invoice_id": true}, like(wrongType, "summary", "invoice_id")},
 		{"wrong type of a query parameter", "limit", "search_suppliers",
 			map[string]any{"name": "acme", "limit": "ten"}, like(wrongType, "summary", "limit")},
 		{"unknown argument of an operation without a body", "fiscal_year", "get_invoice",
