@@ -482,6 +482,8 @@ type evidenceView struct {
 	SupplierRef     string
 	DocumentDate    string
 	PostingDate     string
+	DueDate         string // the net due date; empty when the ERP gives no baseline date
+	PaymentTerms    string // the key of the terms of payment; empty when none
 	CompanyCode     string
 	FiscalYear      string
 	Gross           string
@@ -532,7 +534,8 @@ func evidenceOf(ev api.Evidence, n numbers) *evidenceView {
 	inv := ev.Invoice
 	cur := inv.Currency
 	v := &evidenceView{SupplierID: inv.SupplierID, SupplierRef: inv.SupplierRef, DocumentDate: day(inv.DocumentDate),
-		PostingDate: day(inv.PostingDate), CompanyCode: inv.CompanyCode, FiscalYear: inv.FiscalYear,
+		PostingDate: day(inv.PostingDate), DueDate: day(inv.NetDueDate()), PaymentTerms: inv.PaymentTerms,
+		CompanyCode: inv.CompanyCode, FiscalYear: inv.FiscalYear,
 		Gross: n.amount(inv.GrossAmount, cur), InERP: string(inv.Status), PaymentBlock: inv.PaymentBlock}
 	if inv.SAPStatus != "" {
 		v.InERP += " (SAP status " + inv.SAPStatus + ")"

@@ -32,7 +32,9 @@ type erpSite struct {
 	api *api.Server
 }
 
-func newERPSite(t *testing.T) *erpSite {
+// newERPSite starts the gateway and its console over the simulated ERP,
+// read through wrap when one is given.
+func newERPSite(t *testing.T, wrap ...func(erp.Client) erp.Client) *erpSite {
 	t.Helper()
 	simulated := sim.New(sim.Options{})
 	simSrv := httptest.NewServer(simulated)
@@ -44,8 +46,12 @@ func newERPSite(t *testing.T) *erpSite {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var through erp.Client = client
+	for _, w := range wrap {
+		through = w(through)
+	}
 	store, _ := recordstest.SQLite(t)
-	srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, BreakerStates: runner.BreakerStates,
+	srv, err := api.NewServer(api.Options{ERP: through, Records: store, Metrics: metrics, BreakerStates: runner.BreakerStates,
 		Credentials: []api.Credential{
 			cred("agent", agentKey, api.ScopeRead, api.ScopeWrite),
 			cred("m.keller", kellerKey, api.ScopeApprove, api.ScopeReview),
@@ -128,7 +134,8 @@ func TestApprovalPageShowsTheEvidence(t *testing.T) {
 		// The header.
 		`<dd id="supplier"><strong>Acme Industrial Supplies GmbH</strong> (100042)</dd>`,
 		`<dd id="supplier-ref">ACME-2026-0419</dd>`, "<dt>Document date</dt><dd>2026-11-21</dd>",
-		"<dt>Posting date</dt><dd>2026-11-24</dd>", "<dd>1010 (fiscal year 2026)</dd>", `<dd id="gross">13,500.00 EUR</dd>`,
+		"<dt>Posting date</dt><dd>2026-11-24</dd>", `<dt>Due date</dt><dd id="due-date">2026-12-21, terms of payment ZB01</dd>`,
+		"<dd>1010 (fiscal year 2026)</dd>", `<dd id="gross">13,500.00 EUR</dd>`,
 		// The three-way match, line by line.
 		"<td>4500018823 item 10<br>", "Hydraulic pump HP-20 (PUMP-HP20)",
 		`<td class="num">100 EA</td><td class="num">135.00 EUR</td><td class="num">100 EA</td><td class="num">125.00 EUR</td>`,
