@@ -322,6 +322,17 @@ func TestEveryCodeThroughHTTP(t *testing.T) {
 		}
 	})
 
+	t.Run("AUTH_UNAVAILABLE", func(t *testing.T) {
+		iss := newTestIssuer(t)
+		iss.keysDown.Store(true)
+		s := newOAuthStack(t, iss)
+		r := s.do("GET", "/invoices/5105600101", nil, "Authorization: Bearer "+iss.sign(t, iss.claims("agent-app", "read"), nil))
+		d := check(t, r, 503, "AUTH_UNAVAILABLE", "hold_and_recheck")
+		if d["retry_after_s"] == nil || r.header.Get("Retry-After") == "" || r.header.Get("WWW-Authenticate") != "" {
+			t.Errorf("details %v, Retry-After %q, WWW-Authenticate %q", d, r.header.Get("Retry-After"), r.header.Get("WWW-Authenticate"))
+		}
+	})
+
 	t.Run("RATE_LIMITED", func(t *testing.T) {
 		s := newStack(t, withOptions(func(o *api.Options) { o.RateLimit = 1 }))
 		s.do("GET", "/suppliers/100042", nil)

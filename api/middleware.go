@@ -252,6 +252,15 @@ func (s *Server) handleReady(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.oauth != nil {
+		// Without the issuer's keys no access token can be checked: out of
+		// the load balancer until they can be had (AUTH_UNAVAILABLE).
+		if err := s.oauth.ready(r.Context()); err != nil {
+			recordFrom(r.Context()).cause = err
+			errmap.Write(w, errmap.Map(err))
+			return
+		}
+	}
 	resp := healthResponse{Status: "ready", Store: &storeHealth{Engine: s.records.Engine(), Status: "ok"}}
 	if err := s.records.Ping(r.Context()); err != nil {
 		// Without its records the gateway can take no write: out of the

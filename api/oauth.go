@@ -51,7 +51,9 @@ type OAuth struct {
 	// included, for an authorization server that does not write at+jwt.
 	TokenTypes []string
 	// HTTPClient fetches the discovery document and the keys. Default
-	// an http.Client with a 10s timeout.
+	// an http.Client with a DefaultKeysTimeout timeout: a call waits for
+	// the keys no longer than that, and is AUTH_UNAVAILABLE when they
+	// cannot be had.
 	HTTPClient *http.Client
 }
 
@@ -72,6 +74,15 @@ var signingAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.
 // issuer is asked again.
 const discoveryRetry = 10 * time.Second
 
+// DefaultKeysTimeout bounds a fetch of the issuer's discovery document or
+// keys when OAuth.HTTPClient is not set.
+const DefaultKeysTimeout = 5 * time.Second
+
+// keysRetry is how long calls are refused at once, AUTH_UNAVAILABLE,
+// after the issuer's keys could not be fetched and none were ever had,
+// before a call tries again.
+const keysRetry = 5 * time.Second
+
 // resourceServer checks the access tokens of one issuer.
 type resourceServer struct {
 	cfg      OAuth
@@ -82,6 +93,54 @@ type resourceServer struct {
 	verifier *oidc.IDTokenVerifier
 	failedAt time.Time
 	failure  error
+	jwksURL  string // the keys' URL once known
+	// keys is what the fetches of the issuer's documents and keys found.
+	keys keyState
+}
+
+// keyState records the fetches of the issuer's keys: when the last one
+// succeeded and when one last failed.
+type keyState struct {
+	mu             sync.Mutex
+	okAt, failedAt time.Time
+}
+
+func (k *keyState) record(ok bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if ok {
+		k.okAt = time.Now()
+	} else {
+		k.failedAt = time.Now()
+	}
+}
+
+// down reports whether the last fetch failed, and since when; never
+// says whether any fetch ever succeeded.
+func (k *keyState) down() (failedAt time.Time, down, never bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.failedAt, !k.failedAt.IsZero() && !k.okAt.After(k.failedAt), k.okAt.IsZero()
+}
+
+// recordingTransport tells keys whether each fetch of the issuer's keys
+// got a 200. The discovery documents (/.well-known/) are not counted: a
+// failed discovery is remembered by verifierFor.
+type recordingTransport struct {
+	rt   http.RoundTripper
+	keys *keyState
+}
+
+func (t recordingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	rt := t.rt
+	if rt == nil {
+		rt = http.DefaultTransport
+	}
+	resp, err := rt.RoundTrip(req)
+	if !strings.Contains(req.URL.Path, "/.well-known/") {
+		t.keys.record(err == nil && resp.StatusCode == http.StatusOK)
+	}
+	return resp, err
 }
 
 // newResourceServer checks cfg and fills in its defaults.
@@ -108,10 +167,17 @@ func newResourceServer(cfg OAuth, now func() time.Time) (*resourceServer, error)
 		cfg.TokenTypes = DefaultTokenTypes
 	}
 	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+		cfg.HTTPClient = &http.Client{Timeout: DefaultKeysTimeout}
 	}
-	return &resourceServer{cfg: cfg, now: now,
-		metadata: strings.TrimRight(cfg.Resource, "/") + resourceMetadataPath}, nil
+	rs := &resourceServer{cfg: cfg, now: now, jwksURL: cfg.JWKSURL,
+		metadata: strings.TrimRight(cfg.Resource, "/") + resourceMetadataPath}
+	// A copy of the client, whose fetches are recorded: a call whose token
+	// could not be checked because the keys could not be had is
+	// AUTH_UNAVAILABLE, not a refused token, and /readyz says so.
+	hc := *cfg.HTTPClient
+	hc.Transport = recordingTransport{rt: hc.Transport, keys: &rs.keys}
+	rs.cfg.HTTPClient = &hc
+	return rs, nil
 }
 
 func absoluteHTTP(s string) bool {
@@ -193,12 +259,27 @@ func (rs *resourceServer) authenticate(ctx context.Context, raw string) (*Creden
 	if !typeAllowed(jwtType(raw), rs.cfg.TokenTypes) {
 		return nil, refuse(refusal.TokenType)
 	}
+	unverifiable := func(wait time.Duration) error {
+		return refusal.Unauthenticated{OAuth: true, Bearer: true, Token: refusal.TokenUnverifiable,
+			RetryAfter: max(1, int((wait+time.Second-1)/time.Second))}
+	}
+	// No keys were ever had and the last fetch failed a moment ago: the
+	// call is refused at once rather than wait for another fetch.
+	if failedAt, down, never := rs.keys.down(); down && never && time.Since(failedAt) < keysRetry {
+		return nil, unverifiable(keysRetry - time.Since(failedAt))
+	}
 	v, err := rs.verifierFor(ctx)
 	if err != nil {
-		return nil, refuse(refusal.TokenUnverifiable)
+		return nil, unverifiable(discoveryRetry)
 	}
+	started := time.Now()
 	tok, err := v.Verify(ctx, raw)
 	if err != nil {
+		// A fetch of the keys that failed during the check means the token
+		// could not be checked, not that it is bad.
+		if failedAt, down, _ := rs.keys.down(); down && !failedAt.Before(started) {
+			return nil, unverifiable(keysRetry)
+		}
 		return nil, refuse(refusal.TokenInvalid)
 	}
 	var claims tokenClaims
@@ -308,13 +389,14 @@ func (rs *resourceServer) verifierFor(ctx context.Context) (*oidc.IDTokenVerifie
 	if rs.failure != nil && rs.now().Sub(rs.failedAt) < discoveryRetry {
 		return nil, rs.failure
 	}
-	jwks := rs.cfg.JWKSURL
+	jwks := rs.jwksURL
 	if jwks == "" {
 		var err error
 		if jwks, err = rs.discover(ctx); err != nil {
 			rs.failure, rs.failedAt = err, rs.now()
 			return nil, err
 		}
+		rs.jwksURL = jwks
 	}
 	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), rs.cfg.HTTPClient), jwks)
 	rs.verifier = oidc.NewVerifier(rs.cfg.Issuer, keys, &oidc.Config{
@@ -414,7 +496,9 @@ func (s *Server) handleResourceMetadata(w http.ResponseWriter, r *http.Request) 
 // when a bearer credential was sent and refused. Empty without OAuth.
 func (s *Server) challenge(err error) string {
 	var u refusal.Unauthenticated
-	if s.oauth == nil || !errors.As(err, &u) {
+	if s.oauth == nil || !errors.As(err, &u) || u.Token == refusal.TokenUnverifiable {
+		// A token that could not be checked is AUTH_UNAVAILABLE, a 503:
+		// no challenge, the credentials may well be good.
 		return ""
 	}
 	if u.Bearer {
@@ -508,4 +592,38 @@ func (s *Server) refuseInsufficientScope(w http.ResponseWriter, r *http.Request,
 type readCloser struct {
 	io.Reader
 	io.Closer
+}
+
+// ready checks that the issuer's keys can be had: at once when the last
+// fetch of them succeeded, else by fetching them now (a readiness probe
+// tries again while they cannot be had). An error is the
+// AUTH_UNAVAILABLE refusal.
+func (rs *resourceServer) ready(ctx context.Context) error {
+	if _, down, never := rs.keys.down(); !down && !never {
+		return nil
+	}
+	unavailable := refusal.Unauthenticated{OAuth: true, Token: refusal.TokenUnverifiable, RetryAfter: int(keysRetry / time.Second)}
+	if _, err := rs.verifierFor(ctx); err != nil {
+		return fmt.Errorf("%w: %v", unavailable, err)
+	}
+	rs.mu.Lock()
+	jwks := rs.jwksURL
+	rs.mu.Unlock()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, jwks, nil)
+	if err != nil {
+		return fmt.Errorf("%w: %v", unavailable, err)
+	}
+	resp, err := rs.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("%w: the issuer's keys: %v", unavailable, err)
+	}
+	defer resp.Body.Close()
+	var set struct {
+		Keys []json.RawMessage `json:"keys"`
+	}
+	if resp.StatusCode != http.StatusOK || json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set) != nil || len(set.Keys) == 0 {
+		rs.keys.record(false)
+		return fmt.Errorf("%w: the issuer's keys: status %d, or no keys", unavailable, resp.StatusCode)
+	}
+	return nil
 }

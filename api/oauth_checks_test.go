@@ -113,3 +113,77 @@ func toString(v any) string {
 	s, _ := v.(string)
 	return s
 }
+
+// TestOAuthKeysUnavailable: while the issuer's keys cannot be fetched (an
+// error, or no answer within the keys' timeout), a call with an access
+// token is AUTH_UNAVAILABLE (503, retryable, Retry-After), at once after
+// the first that waited, and /readyz says the same; API keys still work;
+// once the keys are back, /readyz is ready and the token is taken.
+func TestOAuthKeysUnavailable(t *testing.T) {
+	iss := newTestIssuer(t)
+	hang := make(chan struct{})
+	iss.keysHang.Store(&hang)
+	srv, err := api.NewServer(api.Options{ERP: fixedERP{inv: benchInvoice()}, Records: testRecords(t),
+		Credentials: []api.Credential{credential(t, "key-agent", oauthAPIKey, "read")},
+		OAuth: &api.OAuth{Issuer: iss.srv.URL, Resource: oauthResource,
+			HTTPClient: &http.Client{Timeout: 300 * time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := httptest.NewServer(srv)
+	t.Cleanup(gw.Close)
+	token := iss.sign(t, iss.claims("agent-app", "read"), nil)
+	get := func(path, header, value string) (int, http.Header, map[string]any) {
+		req, _ := http.NewRequest(http.MethodGet, gw.URL+path, nil)
+		if header != "" {
+			req.Header.Set(header, value)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body map[string]any
+		_ = json.NewDecoder(resp.Body).Decode(&body)
+		return resp.StatusCode, resp.Header, body
+	}
+	unavailable := func(what string, status int, h http.Header, body map[string]any) {
+		t.Helper()
+		if status != http.StatusServiceUnavailable || body["code"] != "AUTH_UNAVAILABLE" || body["retryable"] != true ||
+			body["next_action"] != "hold_and_recheck" || h.Get("Retry-After") == "" || h.Get("WWW-Authenticate") != "" {
+			t.Errorf("%s: %d %v, Retry-After %q, WWW-Authenticate %q", what, status, body, h.Get("Retry-After"), h.Get("WWW-Authenticate"))
+		}
+	}
+
+	start := time.Now()
+	status, h, body := get("/invoices/5105600101", "Authorization", "Bearer "+token)
+	unavailable("the call that waited for the keys", status, h, body)
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("the call waited %s for the keys", d)
+	}
+	start = time.Now()
+	status, h, body = get("/invoices/5105600101", "Authorization", "Bearer "+token)
+	unavailable("the next call", status, h, body)
+	if d := time.Since(start); d > 200*time.Millisecond {
+		t.Errorf("the next call waited %s, want an answer at once", d)
+	}
+	if status, _, _ := get("/invoices/5105600101", "X-API-Key", oauthAPIKey); status != http.StatusOK {
+		t.Errorf("an API key while the keys are away: %d", status)
+	}
+	status, h, body = get("/readyz", "", "")
+	unavailable("/readyz", status, h, body)
+
+	// The keys answer again, first with an error, then with the keys.
+	iss.keysHang.Store(nil)
+	close(hang)
+	iss.keysDown.Store(true)
+	status, h, body = get("/readyz", "", "")
+	unavailable("/readyz while the keys answer 503", status, h, body)
+	iss.keysDown.Store(false)
+	if status, _, body := get("/readyz", "", ""); status != http.StatusOK {
+		t.Errorf("/readyz with the keys back: %d %v", status, body)
+	}
+	if status, _, body := get("/invoices/5105600101", "Authorization", "Bearer "+token); status != http.StatusOK {
+		t.Errorf("a token with the keys back: %d %v", status, body)
+	}
+}

@@ -34,6 +34,10 @@ type testIssuer struct {
 	srv       *httptest.Server
 	key       *ecdsa.PrivateKey
 	discovery atomic.Int64
+	// keysDown makes the key set answer 503; keysHang, when set, makes
+	// it wait until the channel is closed.
+	keysDown atomic.Bool
+	keysHang atomic.Pointer[chan struct{}]
 }
 
 func newTestIssuer(t *testing.T) *testIssuer {
@@ -50,6 +54,17 @@ func newTestIssuer(t *testing.T) *testIssuer {
 		_ = json.NewEncoder(w).Encode(map[string]any{"issuer": iss.srv.URL, "jwks_uri": iss.srv.URL + "/keys"})
 	})
 	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
+		if hang := iss.keysHang.Load(); hang != nil {
+			select {
+			case <-*hang:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		if iss.keysDown.Load() {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
 			{Key: &key.PublicKey, KeyID: "k1", Algorithm: string(jose.ES256), Use: "sig"}}})

@@ -21,6 +21,7 @@ var notInARun = map[errmap.Code]string{
 	errmap.Unauthenticated:      "refused before the run is read",
 	errmap.ScopeMissing:         "refused before the run is read",
 	errmap.RateLimited:          "refused before the run is read; the same call after retry_after_s is the run's first",
+	errmap.AuthUnavailable:      "refused before the run is read; the same call after retry_after_s is the run's first",
 	errmap.IdempotencyKeyReused: "refused before the run is read",
 	errmap.WriteInProgress:      "refused before the run is read; the same call after retry_after_s is the run's first",
 	errmap.ERPOutcomeUnknown:    "a write's hold_and_recheck: hold_invoice, a create, then the same write, which the guard lets through after an unknown outcome",

@@ -39,7 +39,10 @@ const (
 	IdempotencyKeyReused Code = "IDEMPOTENCY_KEY_REUSED"
 	WriteInProgress      Code = "WRITE_IN_PROGRESS"
 	RateLimited          Code = "RATE_LIMITED"
-	Internal             Code = "INTERNAL"
+	// AuthUnavailable: the gateway cannot check an access token now, as
+	// the authorization server's keys cannot be fetched.
+	AuthUnavailable Code = "AUTH_UNAVAILABLE"
+	Internal        Code = "INTERNAL"
 )
 
 // The outcomes of a person's decision on an approval. APPROVAL_SENT_BACK
@@ -137,6 +140,8 @@ var catalogue = []Entry{
 		"Another write of this invoice, or a call with this idempotency key, is still running. Repeat the same call after details.retry_after_s."},
 	{RateLimited, http.StatusTooManyRequests, true, HoldAndRecheck, "", true,
 		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
+	{AuthUnavailable, http.StatusServiceUnavailable, true, HoldAndRecheck, "", true,
+		"The gateway cannot fetch the authorization server's keys to check the access token; nothing was done. Repeat the call after details.retry_after_s."},
 	{ApprovalDecided, http.StatusConflict, false, StopAndEscalate, "", true,
 		"A decision on an approval that was decided before: the decision stands (details.status)."},
 	{ApprovalSuperseded, http.StatusConflict, false, FixInputAndRetry, "", true,

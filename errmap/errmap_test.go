@@ -51,8 +51,8 @@ func TestCatalogueRows(t *testing.T) {
 			t.Errorf("%s: no summary", e.Code)
 		}
 	}
-	if len(seen) != 27 {
-		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 13 gateway codes and 4 decision outcomes", len(seen))
+	if len(seen) != 28 {
+		t.Errorf("catalogue has %d codes, want the 10 named outcomes, 14 gateway codes and 4 decision outcomes", len(seen))
 	}
 }
 
@@ -86,6 +86,7 @@ func TestPublishedTable(t *testing.T) {
 		errmap.IdempotencyKeyReused: {409, false, errmap.FixInputAndRetry, ""},
 		errmap.WriteInProgress:      {409, true, errmap.HoldAndRecheck, ""},
 		errmap.RateLimited:          {429, true, errmap.HoldAndRecheck, ""},
+		errmap.AuthUnavailable:      {503, true, errmap.HoldAndRecheck, ""},
 		errmap.ApprovalDecided:      {409, false, errmap.StopAndEscalate, ""},
 		errmap.ApprovalSentBack:     {409, false, errmap.RequestApproval, ""},
 		errmap.SegregationOfDuties:  {409, false, errmap.RouteToPerson, ""},

@@ -76,14 +76,24 @@ func inFlight(b refusal.InFlight) *Error {
 		b.Operation, b.InvoiceID, b.RetryAfter), d)
 }
 
+// defaultAuthRetryAfter is the wait suggested when the authorization
+// server's keys cannot be fetched and the refusal names none.
+const defaultAuthRetryAfter = 5
+
 // unauthenticated names a call without valid credentials: an API key, or
-// an OAuth access token when the gateway takes them.
+// an OAuth access token when the gateway takes them; or, when the token
+// cannot be checked at all, AUTH_UNAVAILABLE, which is no fault of the
+// caller's.
 func unauthenticated(u refusal.Unauthenticated) *Error {
 	switch {
 	case u.Token == refusal.TokenUnverifiable:
-		return New(Unauthenticated,
-			"The gateway cannot fetch the authorization server's keys to check the token. Escalate; do not retry at once.",
-			map[string]any{"reason": u.Token})
+		wait := u.RetryAfter
+		if wait <= 0 {
+			wait = defaultAuthRetryAfter
+		}
+		return New(AuthUnavailable, fmt.Sprintf(
+			"The gateway cannot reach the authorization server's keys to check the access token. Repeat the call after %d s.", wait),
+			map[string]any{"reason": u.Token, "retry_after_s": wait})
 	case u.Token != "":
 		return New(Unauthenticated, fmt.Sprintf(
 			"Access token refused (%s). Get a new one from the authorization server; do not retry with this one.", u.Token),

@@ -17,6 +17,9 @@ type Unauthenticated struct {
 	// Token says why an OAuth access token was refused (one of the Token
 	// reasons); empty when the credential was no access token.
 	Token string
+	// RetryAfter, for TokenUnverifiable, is how many seconds until the
+	// gateway tries the issuer's keys again.
+	RetryAfter int
 }
 
 // The reasons of an Unauthenticated refusal of an access token.

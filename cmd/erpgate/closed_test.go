@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -224,9 +226,23 @@ func TestCredentialsCloseTheGateway(t *testing.T) {
 	}
 	wantSecurity(t, base, keysSecurity)
 
-	oauth, _ := startOn(t, nil, "-addr", ":0", "-erp-url", erpURL, "-oauth-issuer", "https://login.example.com")
-	if _, ready := readiness(t, oauth); ready["auth"] != "required" {
-		t.Errorf("/readyz with OAuth %v, want auth required", ready)
+	// An issuer on loopback: /readyz checks that its keys can be had.
+	var issuer *httptest.Server
+	issuer = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/.well-known/openid-configuration":
+			fmt.Fprintf(w, `{"issuer":%q,"jwks_uri":%q}`, issuer.URL, issuer.URL+"/keys")
+		case "/keys":
+			fmt.Fprint(w, `{"keys":[{"kty":"EC","crv":"P-256","kid":"k","x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM"}]}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(issuer.Close)
+	oauth, _ := startOn(t, nil, "-addr", ":0", "-erp-url", erpURL, "-oauth-issuer", issuer.URL)
+	if code, ready := readiness(t, oauth); code != 200 || ready["auth"] != "required" {
+		t.Errorf("/readyz with OAuth %d %v, want 200, auth required", code, ready)
 	}
 	wantSecurity(t, oauth, bearerSecurity)
 	if logSays(logs, "no authentication") {

@@ -98,6 +98,7 @@ func TestEverySettingParses(t *testing.T) {
 		"oauth-jwks-url":      {good: "https://login.example.com/keys", bad: "/keys", why: "must be an absolute http(s) URL"},
 		"oauth-audience":      {good: "api://erpgate"},
 		"oauth-scope-claim":   {good: "scp"},
+		"oauth-token-types":   {good: "at+jwt,JWT"},
 		"open":                {good: "true", bad: "open", why: "must be true or false"},
 		"post-scope":          {good: "true", bad: "maybe", why: "must be true or false"},
 		"protect-ops":         {good: "true", bad: "", why: "must be true or false"},
