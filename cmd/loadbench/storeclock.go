@@ -262,3 +262,28 @@ func (l *workLog) take(id string) (*storeWork, bool) {
 	}
 	return nil, false
 }
+
+func (s storeClock) CountApprovals(ctx context.Context, f records.ApprovalFilter) (int, error) {
+	defer since(ctx, "CountApprovals", time.Now())
+	return s.Store.CountApprovals(ctx, f)
+}
+
+func (s storeClock) CreateSession(ctx context.Context, token string, ss records.Session) error {
+	defer since(ctx, "CreateSession", time.Now())
+	return s.Store.CreateSession(ctx, token, ss)
+}
+
+func (s storeClock) Session(ctx context.Context, token string) (records.Session, error) {
+	defer since(ctx, "Session", time.Now())
+	return s.Store.Session(ctx, token)
+}
+
+func (s storeClock) EndSession(ctx context.Context, token string, at time.Time) error {
+	defer since(ctx, "EndSession", time.Now())
+	return s.Store.EndSession(ctx, token, at)
+}
+
+func (s storeClock) DeleteExpiredSessions(ctx context.Context, now time.Time) (int, error) {
+	defer since(ctx, "DeleteExpiredSessions", time.Now())
+	return s.Store.DeleteExpiredSessions(ctx, now)
+}
