@@ -54,8 +54,8 @@ fi
 # Per scenario, as the suite prints it: "✓ name: N passed, M failed".
 grep -E '^[✓✗] [^ ]+: [0-9]+ passed, [0-9]+ failed$' "$tmp/suite.out" || true
 
-# One line per failing check: scenario/check-id, a tab and the suite's
-# message. A result directory is named server-<scenario>-<timestamp>.
+# One line per failing check: scenario/check-id/check-name, a tab and the
+# suite's message. A result directory is named server-<scenario>-<timestamp>.
 PATH="$node22:$PATH" node -e '
 const fs = require("fs"), path = require("path");
 const dir = process.argv[1];
@@ -66,7 +66,7 @@ for (const d of fs.readdirSync(dir).sort()) {
   const checks = JSON.parse(fs.readFileSync(path.join(dir, d, "checks.json"), "utf8"));
   for (const c of checks) {
     if (c.status !== "FAILURE") continue;
-    out.push(m[1] + "/" + c.id + "\t" + String(c.errorMessage || "").replace(/\s+/g, " ").slice(0, 300));
+    out.push(m[1] + "/" + c.id + "/" + String(c.name || "") + "\t" + String(c.errorMessage || "").replace(/\s+/g, " ").slice(0, 300));
   }
 }
 process.stdout.write(out.map((l) => l + "\n").join(""));
@@ -77,13 +77,15 @@ grep -vE '^[[:space:]]*(#|$)' "$EXPECTED" | sed 's/[[:space:]]*$//' >"$tmp/expec
 unexpected=()
 while IFS=$'\t' read -r failed message; do
   scenario=${failed%%/*}
-  grep -qxF -e "$scenario" -e "$failed" "$tmp/expected.txt" || unexpected+=("$failed: $message")
+  check=${failed%/*}
+  grep -qxF -e "$scenario" -e "$check" -e "$failed" "$tmp/expected.txt" || unexpected+=("$failed: $message")
 done <"$tmp/failed.txt"
 cut -f1 "$tmp/failed.txt" >"$tmp/failed-ids.txt"
 
 while IFS= read -r entry; do
   case "$entry" in
-    */*) grep -qxF -e "$entry" "$tmp/failed-ids.txt" ;;
+    */*/*) grep -qxF -e "$entry" "$tmp/failed-ids.txt" ;;
+    */*) grep -qxF -e "$entry" <(sed 's|/[^/]*$||' "$tmp/failed-ids.txt") ;;
     *) grep -qxF -e "$entry" <(cut -d/ -f1 "$tmp/failed-ids.txt") ;;
   esac || echo "note: expected failure $entry now passes (or no longer runs); remove it from $EXPECTED"
 done <"$tmp/expected.txt"

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -72,7 +73,9 @@ var sweepPaths = strings.NewReplacer("{invoice_id}", "5105600101", "{po_id}", "4
 // sends each a wrong method, an oversize body, a body that is not JSON and
 // an oversize header; every refusal must be the five fields, as
 // application/problem+json, with the status of its kind. /mcp, whose
-// refusals the MCP transport writes, is among the routes.
+// refusals the MCP transport writes, is among the routes: there the five
+// fields are the data of a JSON-RPC error, but for the oversize header,
+// refused before any route.
 func TestEveryRouteRefusesInFiveFields(t *testing.T) {
 	srv, ts := sweepGateway(t)
 	type route struct{ method, path string }
@@ -114,7 +117,11 @@ func TestEveryRouteRefusesInFiveFields(t *testing.T) {
 		if resp.StatusCode != status {
 			t.Errorf("%s: status %d, want %d: %s", where, resp.StatusCode, status, body)
 		}
-		checkFiveFields(t, where, resp, body)
+		if strings.Contains(where, " /mcp ") && status != http.StatusRequestHeaderFieldsTooLarge {
+			checkRPCFiveFields(t, where, resp, body)
+		} else {
+			checkFiveFields(t, where, resp, body)
+		}
 		if !bytes.Contains(body, []byte(`"code":"INVALID_REQUEST"`)) {
 			t.Errorf("%s: code is not INVALID_REQUEST: %s", where, body)
 		}
@@ -155,8 +162,9 @@ func TestEveryRouteRefusesInFiveFields(t *testing.T) {
 }
 
 // TestMCPTransportRefusalsInFiveFields checks the refusals the MCP
-// transport makes before any JSON-RPC: each is the five fields, without
-// the transport's own text, which may echo the request.
+// transport makes before it reads the JSON-RPC request: each is a JSON-RPC
+// error answering the request's id with the five fields in its data,
+// without the transport's own text, which may echo the request.
 func TestMCPTransportRefusalsInFiveFields(t *testing.T) {
 	_, ts := sweepGateway(t)
 	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
@@ -194,12 +202,43 @@ func TestMCPTransportRefusalsInFiveFields(t *testing.T) {
 			if resp.StatusCode != c.status {
 				t.Errorf("status %d, want %d: %s", resp.StatusCode, c.status, body)
 			}
-			checkFiveFields(t, c.name, resp, body)
+			checkRPCFiveFields(t, c.name, resp, body)
+			// An oversize body is not read to its id, and a GET has none.
+			if c.status != http.StatusRequestEntityTooLarge && c.name != "GET" && !bytes.HasPrefix(body, []byte(`{"jsonrpc":"2.0","id":1,`)) {
+				t.Errorf("the refusal does not answer the request's id 1: %s", body)
+			}
 			for _, echo := range []string{"evil.example", "1999-01-01", "<x>", "text/plain"} {
 				if bytes.Contains(body, []byte(echo)) {
 					t.Errorf("the refusal echoes %q: %s", echo, body)
 				}
 			}
 		})
+	}
+}
+
+// checkRPCFiveFields checks a refusal of the MCP transport: a JSON-RPC
+// error response, as application/json, whose data is the five fields in
+// their order.
+func checkRPCFiveFields(t *testing.T, where string, resp *http.Response, body []byte) {
+	t.Helper()
+	if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("%s: error Content-Type %q, want application/json", where, ct)
+	}
+	var msg struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   *struct {
+			Code    int             `json:"code"`
+			Message string          `json:"message"`
+			Data    json.RawMessage `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil || msg.JSONRPC != "2.0" || msg.ID == nil || msg.Error == nil ||
+		msg.Error.Code == 0 || msg.Error.Message == "" {
+		t.Errorf("%s: not a JSON-RPC error response (%v): %s", where, err, body)
+		return
+	}
+	if !fiveFields.Match(msg.Error.Data) {
+		t.Errorf("%s: error data is not the five fields in order: %s", where, msg.Error.Data)
 	}
 }

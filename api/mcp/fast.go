@@ -450,10 +450,11 @@ func remarshals(raw jsontext.Value, v any) bool {
 // headersAgree reports whether the standard request headers of a call of
 // t are all there and agree with its name and arguments as the SDK wants:
 // Mcp-Method and Mcp-Name given once each, and for each argument with an
-// x-mcp-header, its Mcp-Param-* header exactly when the argument is there,
-// holding the same plain text (a value the SDK would want Base64-encoded,
-// or compare as a number, goes to the SDK). decoded is args decoded by
-// scalarArgs, or nil.
+// x-mcp-header, no Mcp-Param-* header when the argument is not there, and
+// when it is, the same plain text or no header at all (a client that does
+// not mirror it, taken as mirrorParams takes it; a value the SDK would want
+// Base64-encoded, or compare as a number, goes to the SDK). decoded is
+// args decoded by scalarArgs, or nil.
 func (t *tool) headersAgree(args jsontext.Value, decoded map[string]any, header http.Header) bool {
 	if v := header.Values("Mcp-Method"); len(v) != 1 || v[0] != "tools/call" {
 		return false
@@ -477,7 +478,7 @@ func (t *tool) headersAgree(args jsontext.Value, decoded map[string]any, header 
 			continue
 		}
 		text, ok := v.(string)
-		if !ok || len(values) != 1 || !plainHeader(text) || values[0] != text {
+		if !ok || !plainHeader(text) || (len(values) > 0 && (len(values) != 1 || values[0] != text)) {
 			return false
 		}
 	}
@@ -502,8 +503,8 @@ func (t *tool) headersAgreeRaw(args jsontext.Value, header http.Header) bool {
 			continue
 		}
 		var text string
-		if len(values) != 1 || v.Kind() != '"' || jsonv2.Unmarshal(v, &text) != nil ||
-			!plainHeader(text) || values[0] != text {
+		if v.Kind() != '"' || jsonv2.Unmarshal(v, &text) != nil || !plainHeader(text) ||
+			(len(values) > 0 && (len(values) != 1 || values[0] != text)) {
 			return false
 		}
 	}
@@ -528,10 +529,11 @@ func plainHeader(s string) bool {
 var errEncodeForced = errors.New("mcp: encoding forced to fail")
 
 // internalError is the JSON-RPC internal error of a call whose answer
-// could not be written.
+// could not be written, with the five fields of INTERNAL in its data.
 func internalError(id jsontext.Value) []byte {
 	return []byte(`{"jsonrpc":"2.0","id":` + string(id) + `,"error":{"code":` +
-		strconv.Itoa(jsonrpc.CodeInternalError) + `,"message":"internal error"}}`)
+		strconv.Itoa(jsonrpc.CodeInternalError) + `,"message":"internal error","data":` +
+		string(protocolFields(jsonrpc.CodeInternalError, "").Marshal()) + `}}`)
 }
 
 // encodeResponse writes the JSON-RPC answer with the tool result of the

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -55,34 +54,50 @@ func TestRunIDIsAnMCPHeader(t *testing.T) {
 	}
 }
 
-// TestRunIDBeforeToolsList: a client that calls a tool with run_id before
-// it has listed the tools does not know to mirror it, and the call is
-// refused as the transport spec says (header missing for a value in the
-// body); the client is to list the tools and retry. Without run_id the
-// call goes through.
-func TestRunIDBeforeToolsList(t *testing.T) {
-	s := newStack(t)
-	client := sdk.NewClient(&sdk.Implementation{Name: "erpgate-test", Version: "1"}, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp"}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cs.Close()
-	_, err = cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101", "run_id": "run-early"}})
-	if err == nil || !strings.Contains(err.Error(), "Mcp-Param-Run-Id") {
-		t.Errorf("a call with run_id before tools/list: %v, want the missing Mcp-Param-Run-Id refused", err)
-	}
-	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101"}})
-	if err != nil || res.IsError {
-		t.Errorf("a call without run_id before tools/list: %v %v", err, res)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if res := call(t, cs, "get_invoice", map[string]any{"invoice_id": "5105600101", "run_id": "run-early"}); res.IsError {
-		t.Errorf("after tools/list: %s", text(t, res))
+// TestRunIDWithoutItsHeader: a client that calls a tool with run_id
+// without mirroring it into Mcp-Param-Run-Id (one that has not listed the
+// tools, or mcp-remote, which passes a stdio client's calls on without
+// it) is served as if it had: the argument is the run id, on both paths.
+// A header that disagrees with its argument is refused, HeaderMismatch
+// with the five fields naming the header in the JSON-RPC error's data.
+func TestRunIDWithoutItsHeader(t *testing.T) {
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			s := newStack(t)
+			s.mcp.SetSDKOnly(p.sdkOnly)
+			client := sdk.NewClient(&sdk.Implementation{Name: "erpgate-test", Version: "1"}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			rec := &headerRecorder{base: http.DefaultTransport}
+			cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp", HTTPClient: &http.Client{Transport: rec}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			args := map[string]any{"invoice_id": "5105600103", "run_id": "run-early"}
+			first := call(t, cs, "run_three_way_match", args)
+			if h := rec.last("tools/call").Get("Mcp-Param-Run-Id"); h != "" {
+				t.Fatalf("the client mirrored run_id before tools/list (%q): the test needs one that does not", h)
+			}
+			if m := object(t, first); m["code"] != "PO_NOT_FOUND" {
+				t.Errorf("a call with run_id and no header: %s, want PO_NOT_FOUND", text(t, first))
+			}
+			if m := object(t, call(t, cs, "run_three_way_match", args)); m["code"] != "LOOP_DETECTED" ||
+				m["details"].(map[string]any)["run_id"] != "run-early" {
+				t.Errorf("the same call again: %v, want LOOP_DETECTED in run-early", m)
+			}
+
+			// A header that says another run than the argument.
+			other := sdk.NewClient(&sdk.Implementation{Name: "erpgate-test", Version: "1"}, nil)
+			cs2, err := other.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp",
+				HTTPClient: &http.Client{Transport: headerTransport{header: http.Header{"Mcp-Param-Run-Id": {"run-other"}}, base: http.DefaultTransport}}}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs2.Close()
+			_, err = cs2.CallTool(ctx, &sdk.CallToolParams{Name: "get_invoice", Arguments: map[string]any{"invoice_id": "5105600101", "run_id": "run-early"}})
+			checkProtocolError(t, err, -32020, "Mcp-Param-Run-Id")
+		})
 	}
 }
 

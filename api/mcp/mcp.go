@@ -10,18 +10,16 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
-	"strings"
 	"sync/atomic"
 
 	"github.com/getkin/kin-openapi/openapi3"
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
@@ -129,7 +127,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		}
 		s.server.AddReceivingMiddleware(listOnlyAllowed(opts.Allowed, s.auth))
 	}
-	s.server.AddReceivingMiddleware(unknownToolFields)
+	s.server.AddReceivingMiddleware(protocolErrorFields)
 	// Stateless: each POST stands alone, so replicas behind a load balancer
 	// need no session affinity; run state lives in the REST layer anyway.
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server },
@@ -153,12 +151,25 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		r2 := r.Clone(r.Context())
 		r2.Header.Set(remoteAddrHeader, r.RemoteAddr)
 		r2.Header.Del(callIDHeader)
+		// The body, within the SDK's bound, for an argument's header a
+		// client did not mirror (mirror.go) and the id a refusal answers.
+		var body []byte
+		if r2.Method == http.MethodPost && r2.Body != nil {
+			body, _ = readBody(r2.Body, sdk.DefaultMaxRequestBodyBytes+1)
+			r2.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r2.Body), r2.Body}
+			s.mirrorParams(r2.Header, body)
+		}
 		if s.tracer != nil {
 			if id := peekCallID(r2); id != "" {
 				r2.Header.Set(callIDHeader, id)
 			}
 		}
-		stream.ServeHTTP(w, r2)
+		rw := &rpcWriter{ResponseWriter: w, r: r2, body: body}
+		stream.ServeHTTP(rw, r2)
+		rw.finish()
 	})
 	return s, nil
 }
@@ -267,21 +278,5 @@ func listOnlyAllowed(allowed func(http.Header, string) bool, private bool) sdk.M
 			}
 			return list, nil
 		}
-	}
-}
-
-// unknownToolFields gives the SDK's JSON-RPC error for a tools/call of a
-// tool this server does not have the five fields in its data, as every
-// other error of the gateway has them: INVALID_REQUEST naming the tool's
-// name. The SDK's code and message stay.
-func unknownToolFields(next sdk.MethodHandler) sdk.MethodHandler {
-	return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
-		res, err := next(ctx, method, req)
-		var rpc *jsonrpc.Error
-		if method == "tools/call" && errors.As(err, &rpc) && rpc.Code == jsonrpc.CodeInvalidParams && rpc.Data == nil &&
-			strings.HasPrefix(rpc.Message, "unknown tool ") {
-			rpc.Data = errmap.Invalid("name", "is not a tool of this server; call tools/list for the tools").Marshal()
-		}
-		return res, err
 	}
 }
