@@ -2,8 +2,11 @@ package api
 
 import (
 	"context"
+	"encoding/json"
 
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/erpgate/erpgate/erp"
 )
 
 type ctxKey int
@@ -60,6 +63,12 @@ type requestRecord struct {
 	takenOver bool
 	// span is the operation's span when tracing, for the access log.
 	span trace.Span
+	// fields are the body's top-level fields, for the access log's
+	// arguments (logargs.go).
+	fields map[string]json.RawMessage
+	// called collects the ERP's services and resources the call reached
+	// (erp.CalledKey), for the access log.
+	called erp.Called
 }
 
 func withRecord(ctx context.Context, rec *requestRecord) context.Context {

@@ -69,6 +69,8 @@ func (c *requestContext) Value(key any) any {
 		}
 	case recordKey:
 		return &c.rec
+	case erp.CalledKey{}:
+		return &c.rec.called
 	}
 	return c.Context.Value(key)
 }
@@ -150,8 +152,11 @@ func (w *statusRecorder) Write(b []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the underlying writer.
 func (w *statusRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// accessLog writes one line per request with its ids, operation and code.
-// The cause of an error is logged here and never sent to the client.
+// accessLog writes one line per request with its ids, operation and code,
+// and of an operation's call its arguments, redacted, and the ERP's
+// services and entity sets it called (logargs.go): the one entry of each
+// invocation, REST or MCP. The cause of an error is logged here and never
+// sent to the client.
 func (s *Server) accessLog(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -176,9 +181,13 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		}
 		// Typed attributes, not key-value pairs: one line per request is
 		// the gateway's hottest log and boxing each value would allocate.
-		attrs := make([]slog.Attr, 0, 11)
+		path := r.URL.Path
+		if rec.operation != "" {
+			path = logPath(r)
+		}
+		attrs := make([]slog.Attr, 0, 13)
 		attrs = append(attrs, slog.String("request_id", RequestIDFromContext(r.Context())), slog.String("method", r.Method),
-			slog.String("path", r.URL.Path), slog.Int("status", sw.status), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
+			slog.String("path", path), slog.Int("status", sw.status), slog.Int64("duration_ms", time.Since(start).Milliseconds()))
 		if run := RunIDFromContext(r.Context()); run != "" {
 			attrs = append(attrs, slog.String("run_id", run))
 		}
@@ -190,6 +199,11 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 		}
 		if rec.client != "" {
 			attrs = append(attrs, slog.String("client", rec.client))
+		}
+		if rec.operation != "" {
+			// The call's arguments, redacted, and what it called of the
+			// ERP: one entry per invocation (logargs.go).
+			attrs = appendInvocation(attrs, r, rec)
 		}
 		if rec.cause != nil {
 			attrs = appendCause(attrs, rec.cause)

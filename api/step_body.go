@@ -30,6 +30,7 @@ func (s *Server) readArgs(o operation, next callHandler) callHandler {
 			return s.failure(c.r, err, c.record)
 		}
 		c.body, c.args = body, parseArgs(c.r, body)
+		c.record.fields = c.args.fields
 		return next(c)
 	}
 }

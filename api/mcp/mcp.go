@@ -107,7 +107,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	s.server = sdk.NewServer(impl,
 		&sdk.ServerOptions{
 			Instructions: instructions,
-			Logger:       opts.Logger,
+			Logger:       sdkLogger(opts.Logger),
 			Capabilities: capabilities(),
 		})
 	for _, t := range tools {
@@ -131,7 +131,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	// Stateless: each POST stands alone, so replicas behind a load balancer
 	// need no session affinity; run state lives in the REST layer anyway.
 	stream := sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s.server },
-		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: opts.Logger,
+		&sdk.StreamableHTTPOptions{Stateless: true, JSONResponse: true, Logger: sdkLogger(opts.Logger),
 			// A call whose client went away stops, as a REST call does.
 			PropagateRequestCancellation: true})
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

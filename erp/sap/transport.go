@@ -65,8 +65,14 @@ type reply struct {
 // answer a malformed response.
 type decoder func(header http.Header, body []byte) error
 
-// do runs one attempt of r through the runner.
+// do runs one attempt of r through the runner. The service and the entity
+// set or function r asks for go first into the call's collector, when it
+// has one (erp.Called), for the access log's line of the request.
 func (c *Client) do(ctx context.Context, r request, decode decoder) (reply, error) {
+	if called := erp.CalledFrom(ctx); called != nil {
+		svc := servicePaths[r.call.Service]
+		called.Add(svc, resourceOf(r.url, svc))
+	}
 	if err := c.refuseMissing(r); err != nil {
 		c.logAttempt(ctx, r, 0, time.Now(), err)
 		return reply{}, err
