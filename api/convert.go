@@ -174,6 +174,15 @@ func fixedPoint(v int64, places int, trim bool) string {
 }
 func date(t time.Time) string { return t.UTC().Format(time.DateOnly) }
 
+// optionalDate is date of t, or "" for the zero time: a date the ERP did
+// not give.
+func optionalDate(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return date(t)
+}
+
 func dateTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
@@ -186,6 +195,7 @@ func toInvoice(inv erp.Invoice) invoiceResponse {
 		InvoiceID: inv.ID, FiscalYear: inv.FiscalYear, CompanyCode: inv.CompanyCode,
 		SupplierID: inv.SupplierID, SupplierRef: inv.SupplierRef,
 		DocumentDate: date(inv.DocumentDate), PostingDate: date(inv.PostingDate),
+		DueDate: optionalDate(inv.NetDueDate()), PaymentTerms: inv.PaymentTerms,
 		Currency: inv.Currency, GrossAmount: amount(inv.GrossAmount), Status: string(inv.Status),
 		SAPStatus: inv.SAPStatus, PaymentBlock: inv.PaymentBlock, Lines: make([]invoiceLine, 0, len(inv.Lines)),
 	}

@@ -16,6 +16,8 @@ type invoiceResponse struct {
 	SupplierRef  string        `json:"supplier_invoice_ref"`
 	DocumentDate string        `json:"document_date"`
 	PostingDate  string        `json:"posting_date"`
+	DueDate      string        `json:"due_date,omitempty"`
+	PaymentTerms string        `json:"payment_terms,omitempty"`
 	Currency     string        `json:"currency"`
 	GrossAmount  string        `json:"gross_amount"`
 	Status       string        `json:"status"`

@@ -93,6 +93,8 @@ var optionalAt = map[string]bool{
 	auditItems + ".invoice_id":                                    true,
 	auditItems + ".approval_id":                                   true,
 	"InvoiceResponse.sap_status":                                  true,
+	"InvoiceResponse.due_date":                                    true,
+	"InvoiceResponse.payment_terms":                               true,
 	"HoldResponse.run_id":                                         true,
 	"HoldResponse.events":                                         true,
 	"HoldResponse/properties/waits_for.approval_id":               true,
