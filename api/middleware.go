@@ -389,11 +389,13 @@ func (s *Server) refuseOversize(w http.ResponseWriter, r *http.Request) {
 	errmap.Write(w, e)
 }
 
-// mcpWriter is the response writer of /mcp. It writes the plain-text
-// refusals of the MCP transport (a wrong method, Host or Origin, content
-// type or Accept, an oversize body) as the five fields, and counts a 401
-// as a failed authentication of the source address, answering RATE_LIMITED
-// instead once the address's failures are spent.
+// mcpWriter is the response writer of /mcp. It counts a 401 as a failed
+// authentication of the source address, answering RATE_LIMITED instead
+// once the address's failures are spent. The MCP endpoint writes its
+// transport's refusals (a wrong method, Host or Origin, content type or
+// Accept, an oversize body) as JSON-RPC errors with the five fields; one
+// in plain text, should any get past it, is written here as the five
+// fields.
 type mcpWriter struct {
 	http.ResponseWriter
 	s *Server

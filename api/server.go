@@ -323,9 +323,10 @@ func (s *Server) MountMCP(h http.Handler) { s.mcp = h }
 // serveMCP serves /mcp. A tool call comes back to this router as a REST
 // request in the MCP request's context: with chi's routing state of /mcp
 // taken out of it, the router routes the tool call afresh instead of as a
-// part of /mcp. The MCP transport's own HTTP refusals (plain text from the
-// SDK) are written as the five fields (mcpWriter), and a 401 counts as a
-// failed authentication of the source address.
+// part of /mcp. The MCP endpoint writes its refusals as JSON-RPC errors
+// with the five fields in their data (api/mcp); a refusal in plain text,
+// should one get past it, is written as the five fields (mcpWriter), and a
+// 401 counts as a failed authentication of the source address.
 func (s *Server) serveMCP(w http.ResponseWriter, r *http.Request) {
 	if s.mcp == nil {
 		s.router.NotFoundHandler().ServeHTTP(w, r)
