@@ -1,11 +1,14 @@
 package api
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
+	"io"
 	"log/slog"
 	"maps"
 	"net/http"
@@ -13,6 +16,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
@@ -62,11 +66,17 @@ var logArgKey = func() []byte {
 // redacted is the access log's text in place of the value v: its length
 // in characters and its keyed hash.
 func redacted(v string) string {
-	m := hmac.New(sha256.New, logArgKey)
-	m.Write([]byte(v))
+	m := logArgMACs.Get().(hash.Hash)
+	m.Reset()
+	_, _ = io.WriteString(m, v)
 	var sum [sha256.Size]byte
-	return "len=" + strconv.Itoa(utf8.RuneCountInString(v)) + " hash=" + hex.EncodeToString(m.Sum(sum[:0])[:6])
+	h := m.Sum(sum[:0])
+	logArgMACs.Put(m)
+	return "len=" + strconv.Itoa(utf8.RuneCountInString(v)) + " hash=" + hex.EncodeToString(h[:6])
 }
+
+// logArgMACs keeps the HMACs of redacted, keyed with logArgKey, for reuse.
+var logArgMACs = sync.Pool{New: func() any { return hmac.New(sha256.New, logArgKey) }}
 
 // keptAsIs reports whether the argument name's value v is written as it is.
 func keptAsIs(name, v string) bool { return logArgKept[name] && headerIDPattern.MatchString(v) }
@@ -135,12 +145,16 @@ func appendInvocation(attrs []slog.Attr, r *http.Request, rec *requestRecord) []
 // when the field is kept, anything else (a list, an object) redacted
 // whole, its JSON as it came.
 func bodyArg(name string, raw json.RawMessage) slog.Attr {
-	raw = json.RawMessage(strings.TrimSpace(string(raw)))
+	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return slog.String(name, redacted(""))
 	}
 	switch raw[0] {
 	case '"':
+		// A string without escapes is its bytes between the quotes.
+		if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+			return logArg(name, string(raw[1:len(raw)-1]), false)
+		}
 		var s string
 		if json.Unmarshal(raw, &s) == nil {
 			return logArg(name, s, false)
