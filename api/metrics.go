@@ -31,6 +31,7 @@ type Metrics struct {
 	retries  *prometheus.CounterVec
 	budget   *prometheus.CounterVec
 	fastFail *prometheus.CounterVec
+	quota    *prometheus.CounterVec
 	reconcil *prometheus.CounterVec
 	brkState *prometheus.GaugeVec
 	brkTrans *prometheus.CounterVec
@@ -138,6 +139,10 @@ func NewMetrics() *Metrics {
 			Namespace: "erpgate", Name: "erp_fast_fails_total",
 			Help: "Calls refused at once because the service's circuit breaker was open.",
 		}, []string{"service"}),
+		quota: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "erpgate", Name: "erp_quota_refused_total",
+			Help: "ERP attempts refused, RATE_LIMITED, because the service's quota (calls per second or in flight, shared by every client) was reached, by limit: calls_per_second, in_flight, unavailable.",
+		}, []string{"service", "limit"}),
 		reconcil: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: "erpgate", Name: "erp_reconciliations_total",
 			Help: "Writes whose answer was lost, settled by reading the ERP, by whether they had been applied.",
@@ -180,7 +185,7 @@ func NewMetrics() *Metrics {
 		}, []string{"result"}),
 	}
 	m.registry.MustRegister(m.outcomes, m.requests, m.latency, m.attempts, m.attemptD,
-		m.retries, m.budget, m.fastFail, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
+		m.retries, m.budget, m.fastFail, m.quota, m.reconcil, m.brkState, m.brkTrans, m.replays, m.keyReuse,
 		m.limits, m.handover, m.holds, m.authFail, m.runReads,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	for _, k := range limitKinds {
@@ -200,6 +205,9 @@ func NewMetrics() *Metrics {
 		m.brkState.WithLabelValues(string(svc))
 		m.budget.WithLabelValues(string(svc))
 		m.fastFail.WithLabelValues(string(svc))
+		for _, limit := range []string{"calls_per_second", "in_flight"} {
+			m.quota.WithLabelValues(string(svc), limit)
+		}
 	}
 	for _, op := range operations {
 		m.outcomes.WithLabelValues(op.name, OutcomeOK)
@@ -275,6 +283,12 @@ func (m *Metrics) BudgetExhausted(service erp.Service) {
 // retry.Observer.
 func (m *Metrics) FastFail(service erp.Service) {
 	m.fastFail.WithLabelValues(string(service)).Inc()
+}
+
+// QuotaRefused counts an ERP attempt the service's quota refused; it
+// implements retry.QuotaObserver.
+func (m *Metrics) QuotaRefused(service erp.Service, limit string) {
+	m.quota.WithLabelValues(string(service), limit).Inc()
 }
 
 // Reconciled counts a lost write answer settled by reading; it implements

@@ -110,6 +110,7 @@ func everyMessage() map[string]*Error {
 			}
 		}
 		add(fmt.Sprintf("breaker open %s", svc), Map(&retry.Error{Service: retry.Service(svc), BreakerOpen: true, RetryAfter: 3600 * time.Second, Attempts: 10}))
+		add(fmt.Sprintf("erp quota %s", svc), Map(&retry.Error{Service: retry.Service(svc), QuotaLimit: retry.QuotaRate, RetryAfter: 3600 * time.Second, Attempts: 10, Err: retry.ErrQuota}))
 	}
 	// Answers of the ERP, by kind of body and call, and records that
 	// cannot be read.

@@ -143,6 +143,9 @@ func mapErr(err error) *Error {
 		e.Details["breaker"] = "open"
 		return e
 	}
+	if call != nil && call.QuotaLimit != "" {
+		return erpQuota(call)
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return unavailable("", defaultRetryAfter, -1)
 	}
@@ -463,6 +466,22 @@ func seconds(d time.Duration) int {
 		return int(math.Ceil(d.Seconds()))
 	}
 	return defaultRetryAfter
+}
+
+// erpQuota names a call the ERP's quota refused: the gateway's ceiling of
+// calls toward the service, shared by every client, was reached, and the
+// attempt was not sent. It is RATE_LIMITED, as the agent's own rate limit
+// is, with details.reason erp_quota, the service and the limit reached
+// (calls_per_second, in_flight, or unavailable when the shared quota
+// could not be checked).
+func erpQuota(call *retry.Error) *Error {
+	wait := seconds(call.RetryAfter)
+	svc := strings.ReplaceAll(string(call.Service), "_", " ")
+	d := map[string]any{"reason": "erp_quota", "service": string(call.Service), "limit": call.QuotaLimit,
+		"retry_after_s": wait, "attempts": call.Attempts}
+	return New(RateLimited, fmt.Sprintf(
+		"The ERP's %s service is at its call quota; nothing was sent. Wait %d s, then go on, not at once.",
+		svc, wait), d)
 }
 
 func unavailable(svc erp.Service, retryAfter, attempts int) *Error {

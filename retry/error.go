@@ -27,14 +27,19 @@ type Error struct {
 	// BreakerOpen says the service's circuit breaker refused the call (or
 	// its retry) because it is open.
 	BreakerOpen bool
+	// QuotaLimit, for a call the ERP's quota refused (Err is ErrQuota),
+	// names the limit reached: QuotaRate, QuotaInFlight or
+	// QuotaUnavailable.
+	QuotaLimit string
 	// RetryAfter, for a refusal of the breaker, is the time until it lets a
-	// probe through.
+	// probe through; for a refusal of the quota, the time until a slot is
+	// likely to be free.
 	RetryAfter time.Duration
 	Err        error
 }
 
 func (e *Error) Error() string {
-	if e.Err == ErrBreakerOpen {
+	if e.Err == ErrBreakerOpen || e.Err == ErrQuota {
 		return fmt.Sprintf("%s: %s: %v", e.Service, e.Operation, e.Err)
 	}
 	return e.Err.Error()

@@ -76,6 +76,14 @@ type Policy struct {
 	// in, for the adapter to add its details to and to send on to the
 	// ERP. Default: no spans, and nothing spent on them.
 	Tracer trace.Tracer
+	// Quota, when set, is the ERP's quota: every attempt, retries
+	// included, takes a slot of its service's before it is sent (see
+	// quota.go). Default: no ceiling.
+	Quota Quota
+	// QuotaWait is the longest an attempt waits for a slot of the Quota,
+	// never past its call's deadline; beyond it the call is refused with
+	// ErrQuota. Default DefaultQuotaWait.
+	QuotaWait time.Duration
 }
 
 // Defaults of Policy.
@@ -122,6 +130,9 @@ func (p Policy) withDefaults() Policy {
 	}
 	if p.Jitter == nil {
 		p.Jitter = rand.Float64
+	}
+	if p.QuotaWait <= 0 {
+		p.QuotaWait = DefaultQuotaWait
 	}
 	p.Breaker = p.Breaker.withDefaults()
 	p.Budget = p.Budget.withDefaults()
@@ -300,8 +311,27 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 			BreakerOpen: true, RetryAfter: br.untilProbe(p.Now()), Err: ErrBreakerOpen}
 	}
 	for attempt := 1; ; attempt++ {
+		// The quota's slot is taken before the attempt, unless the open
+		// breaker refuses it anyway.
+		release := func() {}
+		if p.Quota != nil && !br.open() {
+			var qerr error
+			if release, qerr = r.takeQuota(ctx, call); qerr != nil {
+				if last != nil && unconfirmed {
+					return fail(last, attempt-1)
+				}
+				if q, ok := errors.AsType[*QuotaRefusal](qerr); ok {
+					return r.quotaRefused(call, q, attempt-1)
+				}
+				if last != nil {
+					return fail(last, attempt-1)
+				}
+				return fail(qerr, attempt-1)
+			}
+		}
 		sent := p.Now()
 		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn, attempt, br) })
+		release()
 		if err == nil {
 			return nil
 		}

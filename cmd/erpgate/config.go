@@ -51,6 +51,7 @@ type config struct {
 	sapClient        string
 	erpTimeout       time.Duration
 	retry            retry.Policy
+	erpQuota         retry.QuotaSettings
 	simAddr          string
 	simFaults        []sim.FaultRule
 	simSeed          uint64
@@ -176,6 +177,10 @@ var settings = []setting{
 		durationSetting(time.Nanosecond, positiveDuration, func(c *config, d time.Duration) { c.retry.Breaker.OpenFor = d })},
 	{"retry-budget", "ERPGATE_RETRY_BUDGET", "0.23", "retries allowed per ERP call in the long run, per service (token bucket; 0 turns the budget off)",
 		parseRetryBudget},
+	{"erp-rate", "ERPGATE_ERP_RATE", "0", "most ERP calls per second toward each ERP service, retries included, shared by every client and, with -redis-url, by every replica: SAP's quota; above it a call is RATE_LIMITED (reason erp_quota); 0 for no ceiling",
+		floatSetting("must be a number of calls per second, 0 for no ceiling", func(c *config, f float64) { c.erpQuota.Rate = f })},
+	{"erp-in-flight", "ERPGATE_ERP_IN_FLIGHT", "0", "most ERP calls running at once toward each ERP service, shared like -erp-rate; 0 for no ceiling",
+		intSetting(0, math.MaxInt32, "must be a whole number, 0 for no ceiling", func(c *config, n int) { c.erpQuota.InFlight = n })},
 	{"sim-addr", "ERPGATE_SIM_ADDR", "127.0.0.1:8090", "listen address of the in-process simulated ERP (only without -erp-url)",
 		addrSetting("127.0.0.1:8090 or 127.0.0.1:0", func(c *config, v string) { c.simAddr = v })},
 	{"sim-faults", "ERPGATE_SIM_FAULTS", "", "simulated ERP: faults to inject, e.g. purchase_order:status=503,p=0.3 (grammar in erp/sim/README.md)",

@@ -189,7 +189,7 @@ func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Confi
 	return gateway.Config{
 		ERPURL: cfg.erpURL, ERPAuth: cfg.erpAuth, ERPUser: cfg.erpUser, ERPPassword: cfg.erpPassword,
 		ERPTLS: cfg.erpTLS, ERPOAuth2: cfg.erpOAuth2, ERPSAML: cfg.erpSAML, SAPClient: cfg.sapClient,
-		Retry:   cfg.retry,
+		Retry: cfg.retry, ERPQuota: cfg.erpQuota,
 		SimAddr: cfg.simAddr, SimFaults: cfg.simFaults, SimSeed: cfg.simSeed,
 		DatabaseURL: cfg.databaseURL, DataDir: cfg.dataDir, RedisURL: cfg.redisURL,
 		PublicURL: public,

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"net/url"
@@ -247,6 +248,18 @@ func parseSAPClient(v string, c *config) error {
 
 // parseRetryBudget is -retry-budget: the share of calls that may be
 // retried, from 0 to 1; 0 turns the budget off.
+// floatSetting parses a number that is 0 or more.
+func floatSetting(why string, set func(c *config, f float64)) parser {
+	return trimmed(func(v string, c *config) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return errors.New(why)
+		}
+		set(c, f)
+		return nil
+	})
+}
+
 func parseRetryBudget(v string, c *config) error {
 	ratio, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
 	switch {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"net"
 	"strings"
 
@@ -24,6 +25,7 @@ type check struct {
 var checks = []check{
 	{"tls-pair", checkTLSPair},
 	{"erp-call-timeout", checkCallTimeout},
+	{"erp-rate", checkERPRate},
 	{"erp-auth", checkERPAuth},
 	{"erp-tls", checkERPTLS},
 	{"records-store", checkRecordsStore},
@@ -87,6 +89,33 @@ func checkCallTimeout(c *config) []error {
 		return []error{settingError("erp-call-timeout", "must not be shorter than -erp-timeout")}
 	}
 	return nil
+}
+
+// checkERPRate: with a ceiling of ERP calls per second (-erp-rate), one
+// client's own limit (-rate-limit per -rate-window) must not exceed it,
+// else one client alone could spend the whole of the ERP's quota and
+// leave every other client RATE_LIMITED. The ceiling would still keep
+// the ERP safe, so this is a contradiction in the settings rather than a
+// danger to the ERP, and the gateway refuses to start on it rather than
+// warn: the operator settles which of the two is meant. Every tool call
+// makes at least one ERP call, so a client within its limit may still
+// reach the ceiling of a service its calls share with others.
+func checkERPRate(c *config) []error {
+	if c.erpQuota.Rate <= 0 {
+		return nil
+	}
+	if c.rateLimit == 0 {
+		return []error{settingError("rate-limit", fmt.Sprintf(
+			"must be set (not 0) with -erp-rate %g: a client without a limit could spend the whole of the ERP's quota", c.erpQuota.Rate))}
+	}
+	perSecond := float64(c.rateLimit) / c.rateWindow.Seconds()
+	if perSecond <= c.erpQuota.Rate {
+		return nil
+	}
+	fits := int(math.Floor(c.erpQuota.Rate * c.rateWindow.Seconds()))
+	return []error{settingError("rate-limit", fmt.Sprintf(
+		"%d calls per %v is %.3g a second for one client, above -erp-rate %g, the ERP's quota for all of them: lower it to at most %d per %v, or raise -erp-rate",
+		c.rateLimit, c.rateWindow, perSecond, c.erpQuota.Rate, fits, c.rateWindow))}
 }
 
 // checkERPAuth settles -erp-auth (basic with -erp-user, else none, when

@@ -66,6 +66,8 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-backoff-max":     {good: "1ms", bad: "0", why: "must be a positive duration such as 2s"},
 		"breaker-open-for":    {good: "1ms", bad: "5", why: "must be a positive duration such as 2s"},
 		"retry-budget":        {good: "0", bad: "1.5", why: "must be a number from 0 to 1"},
+		"erp-rate":            {good: "12.5", bad: "-1", why: "must be a number of calls per second, 0 for no ceiling"},
+		"erp-in-flight":       {good: "8", bad: "eight", why: "must be a whole number, 0 for no ceiling"},
 		"sim-addr":            {good: "[::1]:0", bad: ":65536", why: "must be host:port with a port from 0 to 65535, such as 127.0.0.1:8090 or 127.0.0.1:0"},
 		"sim-faults":          {good: "purchase_order:status=503,p=0.3", bad: "po:colour=red", why: `sim: fault rule 1 "po:colour=red": unknown key "colour" …`},
 		"sim-seed":            {good: "18446744073709551615", bad: "-1", why: "must be a whole number"},
@@ -200,6 +202,8 @@ func TestEveryCheckRefuses(t *testing.T) {
 		}},
 		"erp-tls": {[]string{"-addr", "127.0.0.1:0", "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile, "-erp-client-key", certFile},
 			[]string{"-erp-client-cert (ERPGATE_ERP_CLIENT_CERT): with -erp-client-key: client certificate: tls: found a certificate rather than a key in the PEM for the private key"}},
+		"erp-rate": {[]string{"-erp-rate", "5"}, []string{"-rate-limit (ERPGATE_RATE_LIMIT): 600 calls per 1m0s is 10 a second for one client, " +
+			"above -erp-rate 5, the ERP's quota for all of them: lower it to at most 300 per 1m0s, or raise -erp-rate"}},
 		"records-store": {[]string{"-data-dir", ""}, []string{"-data-dir (ERPGATE_DATA_DIR): must name a directory when -database-url is empty"}},
 		"oauth": {[]string{"-oauth-jwks-url", "https://login.example.com/keys", "-oauth-audience", "api://erpgate"}, []string{
 			"-oauth-jwks-url (ERPGATE_OAUTH_JWKS_URL): needs -oauth-issuer",

@@ -79,6 +79,10 @@ type Config struct {
 
 	// Retry is the policy of every ERP call.
 	Retry retry.Policy
+	// ERPQuota is the ceiling of ERP calls per second and in flight toward
+	// each service, shared by every client and, with RedisURL, by every
+	// replica (retry.RedisQuota). Zero: no ceiling.
+	ERPQuota retry.QuotaSettings
 	// RetryObserver is told of every ERP attempt, retry and breaker change.
 	// Nil: Metrics. An observer of its own should pass its calls on to
 	// Metrics so that /metrics still counts them.
@@ -240,8 +244,24 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	if cfg.RetryObserver != nil {
 		observer = cfg.RetryObserver
 	}
+	var rc *redis.Client
+	if cfg.RedisURL != "" {
+		opts, err := redis.ParseURL(cfg.RedisURL)
+		if err != nil {
+			return nil, fmt.Errorf("redis URL: %w", err)
+		}
+		rc = redis.NewClient(opts)
+		g.closers = append(g.closers, rc.Close)
+	}
 	policy := cfg.Retry
 	policy.Tracer = cfg.Tracer
+	switch {
+	case !cfg.ERPQuota.Enabled():
+	case rc != nil:
+		policy.Quota = retry.NewRedisQuota(rc, "erpgate:", cfg.ERPQuota)
+	default:
+		policy.Quota = retry.NewLocalQuota(cfg.ERPQuota)
+	}
 	g.runner = retry.New(policy, observer)
 	erpOpts := sap.Options{Runner: g.runner, Client: cfg.SAPClient, TLS: cfg.ERPTLS,
 		HTTPClient: cfg.ERPHTTPClient, Logger: logger.With("component", "erp")}
@@ -295,13 +315,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	g.outbox.Records = store
 
 	var runStore runs.Store
-	if cfg.RedisURL != "" {
-		opts, err := redis.ParseURL(cfg.RedisURL)
-		if err != nil {
-			return nil, fmt.Errorf("redis URL: %w", err)
-		}
-		rc := redis.NewClient(opts)
-		g.closers = append(g.closers, rc.Close)
+	if rc != nil {
 		runStore = runs.NewRedis(rc, "erpgate:", cfg.Now)
 	}
 

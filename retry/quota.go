@@ -1,0 +1,221 @@
+package retry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/semaphore"
+)
+
+// ErrQuota is the Err of an *Error for a call the ERP's quota refused
+// (Policy.Quota): the ceiling of calls per second or in flight toward its
+// service was reached, and no slot came free within the short wait the
+// call may spend on one.
+var ErrQuota = errors.New("erp quota reached")
+
+// The limits a QuotaRefusal names.
+const (
+	// QuotaRate: the service's calls per second.
+	QuotaRate = "calls_per_second"
+	// QuotaInFlight: the service's calls in flight.
+	QuotaInFlight = "in_flight"
+	// QuotaUnavailable: the quota shared by the replicas could not be
+	// checked (its Redis did not answer), so no call is let through.
+	QuotaUnavailable = "unavailable"
+)
+
+// DefaultQuotaWait is how long an attempt may wait for a slot of its
+// service's quota, within the call's deadline, before it is refused.
+const DefaultQuotaWait = 250 * time.Millisecond
+
+// QuotaSettings is the ceiling of the calls toward each ERP service, the
+// same for every service: the ERP's own quota, which the gateway never
+// exceeds, whoever its callers are.
+type QuotaSettings struct {
+	// Rate is the most attempts per second started toward a service; 0
+	// for no ceiling. Attempts are spaced 1/Rate apart (no bursts), so no
+	// second, wherever it starts, holds more than Rate of them: a burst
+	// of calls waits its turn for up to Policy.QuotaWait, and is refused
+	// beyond it.
+	Rate float64
+	// InFlight is the most attempts toward a service running at once; 0
+	// for no ceiling.
+	InFlight int
+}
+
+// Enabled says the settings set a ceiling.
+func (s QuotaSettings) Enabled() bool { return s.Rate > 0 || s.InFlight > 0 }
+
+// interval is the time between two attempts' starts at Rate; 0 without a
+// ceiling. It is rounded up, so that Rate is never exceeded.
+func (s QuotaSettings) interval() time.Duration {
+	if s.Rate <= 0 {
+		return 0
+	}
+	d := time.Duration(float64(time.Second) / s.Rate)
+	if float64(d)*s.Rate < float64(time.Second) {
+		d++
+	}
+	return max(d, 1)
+}
+
+// Quota hands out the slots of the ERP's quota: one for every attempt,
+// retries included, taken before the attempt is sent and given back when
+// it is over.
+type Quota interface {
+	// Acquire takes a slot toward svc for an attempt that runs at most
+	// hold, waiting at most wait for it. It returns the function that
+	// gives the slot back, or a *QuotaRefusal, or ctx's error when ctx
+	// ended while it waited.
+	Acquire(ctx context.Context, svc Service, wait, hold time.Duration) (release func(), err error)
+}
+
+// QuotaRefusal is a Quota's refusal of a slot: which limit, and how long
+// until one is likely to be free.
+type QuotaRefusal struct {
+	Service    Service
+	Limit      string // QuotaRate, QuotaInFlight or QuotaUnavailable
+	RetryAfter time.Duration
+	Err        error // for QuotaUnavailable, why
+}
+
+func (e *QuotaRefusal) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %v (%s): %v", e.Service, ErrQuota, e.Limit, e.Err)
+	}
+	return fmt.Sprintf("%s: %v (%s)", e.Service, ErrQuota, e.Limit)
+}
+
+func (e *QuotaRefusal) Unwrap() error { return ErrQuota }
+
+// QuotaObserver is an Observer that is also told of every attempt the
+// quota refused.
+type QuotaObserver interface {
+	Observer
+	QuotaRefused(service Service, limit string)
+}
+
+// LocalQuota is a Quota of one process: its ceilings hold for the calls
+// of this process. It is safe for concurrent use.
+type LocalQuota struct {
+	s        QuotaSettings
+	interval time.Duration
+	m        sync.Map // Service -> *localSlots
+}
+
+// NewLocalQuota returns the quota of s for this process.
+func NewLocalQuota(s QuotaSettings) *LocalQuota {
+	return &LocalQuota{s: s, interval: s.interval()}
+}
+
+// Settings returns the quota's settings.
+func (q *LocalQuota) Settings() QuotaSettings { return q.s }
+
+type localSlots struct {
+	inFlight *semaphore.Weighted // nil without a ceiling
+	mu       sync.Mutex
+	next     time.Time // when the next attempt may start
+}
+
+func (q *LocalQuota) get(svc Service) *localSlots {
+	if s, ok := q.m.Load(svc); ok {
+		return s.(*localSlots)
+	}
+	s := &localSlots{}
+	if q.s.InFlight > 0 {
+		s.inFlight = semaphore.NewWeighted(int64(q.s.InFlight))
+	}
+	v, _ := q.m.LoadOrStore(svc, s)
+	return v.(*localSlots)
+}
+
+// reserve takes the next start free at or after now, when it is at most
+// wait ahead: the start, or how far ahead the first free one is.
+func (s *localSlots) reserve(now time.Time, interval, wait time.Duration) (start time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	start = s.next
+	if start.Before(now) {
+		start = now
+	}
+	if start.Sub(now) > wait {
+		return start, false
+	}
+	s.next = start.Add(interval)
+	return start, true
+}
+
+// Acquire implements Quota: an in-flight slot first, then the start of
+// the attempt, which is waited for while the in-flight slot is held.
+func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Duration) (func(), error) {
+	s := q.get(svc)
+	begin := time.Now()
+	release := func() {}
+	if s.inFlight != nil {
+		if !s.inFlight.TryAcquire(1) {
+			if err := acquireWithin(ctx, s.inFlight, wait); err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return nil, &QuotaRefusal{Service: svc, Limit: QuotaInFlight, RetryAfter: time.Second}
+			}
+		}
+		var once sync.Once
+		release = func() { once.Do(func() { s.inFlight.Release(1) }) }
+	}
+	if q.interval > 0 {
+		now := time.Now()
+		left := wait - now.Sub(begin)
+		start, ok := s.reserve(now, q.interval, left)
+		if !ok {
+			release()
+			return nil, &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: start.Sub(now)}
+		}
+		if err := sleep(ctx, start.Sub(now)); err != nil {
+			release()
+			return nil, err
+		}
+	}
+	return release, nil
+}
+
+// acquireWithin waits up to wait for a slot of sem.
+func acquireWithin(ctx context.Context, sem *semaphore.Weighted, wait time.Duration) error {
+	if wait <= 0 {
+		return context.DeadlineExceeded
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	return sem.Acquire(wctx, 1)
+}
+
+// quotaHold is how long past its attempt timeout a slot is held at most:
+// a slot of the shared quota whose holder stopped is freed after it.
+const quotaHold = 5 * time.Second
+
+// takeQuota takes the slot of the call's n-th attempt from the Policy's
+// Quota, waiting at most the quota's wait and never past the call's
+// deadline. Without a Quota it is free.
+func (r *Runner) takeQuota(ctx context.Context, call Call) (func(), error) {
+	q := r.policy.Quota
+	if q == nil {
+		return func() {}, nil
+	}
+	wait := r.policy.QuotaWait
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		wait = max(time.Until(d), 0)
+	}
+	return q.Acquire(ctx, call.Service, wait, r.policy.attemptTimeout(call.Write)+quotaHold)
+}
+
+// quotaRefused answers a call whose n-th attempt the quota refused.
+func (r *Runner) quotaRefused(call Call, q *QuotaRefusal, attempts int) *Error {
+	if o, ok := r.observer.(QuotaObserver); ok {
+		o.QuotaRefused(call.Service, q.Limit)
+	}
+	return &Error{Service: call.Service, Operation: call.Operation, Write: call.Write, Attempts: attempts,
+		QuotaLimit: q.Limit, RetryAfter: q.RetryAfter, Err: ErrQuota}
+}
