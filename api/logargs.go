@@ -27,7 +27,9 @@ import (
 // and entity sets it called (erp_calls), status, code, latency
 // (duration_ms), run id, request id and, from the log handler, the trace
 // id. A tool call of /mcp is served by the REST handler and logged there,
-// once. The arguments are the path's parameters, the query's and the
+// once (one that /mcp refuses before the operation, for arguments the
+// REST handler cannot be given, is logged at debug by api/mcp). The
+// arguments are the path's parameters, the query's and the
 // body's top-level fields, each written as this table says:
 //
 //	argument                                   written as
