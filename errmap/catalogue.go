@@ -139,7 +139,7 @@ var catalogue = []Entry{
 	{WriteInProgress, http.StatusConflict, true, HoldAndRecheck, "", true,
 		"Another write of this invoice, or a call with this idempotency key, is still running. Repeat the same call after details.retry_after_s."},
 	{RateLimited, http.StatusTooManyRequests, true, HoldAndRecheck, "", true,
-		"The client called the gateway more often than its rate limit allows. Wait details.retry_after_s, then go on."},
+		"The client called the gateway more often than its rate limit allows, or the ERP's quota toward a service was reached (details.reason erp_quota). Wait details.retry_after_s, then go on."},
 	{AuthUnavailable, http.StatusServiceUnavailable, true, HoldAndRecheck, "", true,
 		"The gateway cannot fetch the authorization server's keys to check the access token; nothing was done. Repeat the call after details.retry_after_s."},
 	{ApprovalDecided, http.StatusConflict, false, StopAndEscalate, "", true,
