@@ -262,6 +262,10 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 	default:
 		policy.Quota = retry.NewLocalQuota(cfg.ERPQuota)
 	}
+	if policy.Quota != nil {
+		logger.Info("erp quota per service", "calls_per_second", cfg.ERPQuota.Rate, "in_flight", cfg.ERPQuota.InFlight,
+			"shared_by_replicas", rc != nil)
+	}
 	g.runner = retry.New(policy, observer)
 	erpOpts := sap.Options{Runner: g.runner, Client: cfg.SAPClient, TLS: cfg.ERPTLS,
 		HTTPClient: cfg.ERPHTTPClient, Logger: logger.With("component", "erp")}

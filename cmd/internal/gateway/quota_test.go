@@ -1,9 +1,11 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -164,4 +166,22 @@ func refusedCount(t *testing.T, gw *Gateway, service string) float64 {
 		}
 	}
 	return n
+}
+
+// TestERPQuotaLogged: the gateway says at start which ceiling it keeps,
+// and whether the replicas share it.
+func TestERPQuotaLogged(t *testing.T) {
+	var buf bytes.Buffer
+	gw, err := New(context.Background(), Config{SkipMetadata: true, Logger: slog.New(slog.NewTextHandler(&buf, nil)),
+		ERPQuota: retry.QuotaSettings{Rate: 5, InFlight: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := gw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := `msg="erp quota per service" calls_per_second=5 in_flight=2 shared_by_replicas=false`
+	if !strings.Contains(buf.String(), want) {
+		t.Errorf("log has no %s:\n%s", want, buf.String())
+	}
 }
