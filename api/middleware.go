@@ -451,25 +451,7 @@ func (w *mcpWriter) Flush() {
 func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // mcpRefusal is the five-field INVALID_REQUEST of an HTTP status the MCP
-// transport refused a request with. Its text is not used: it may echo the
-// request.
+// transport refused a request with (errmap.Transport).
 func mcpRefusal(status int, r *http.Request) *errmap.Error {
-	switch status {
-	case http.StatusForbidden:
-		return errmap.Protocol(status, "The request's Host or Origin is not one /mcp serves: cross-origin and DNS-rebinding requests are refused.", nil)
-	case http.StatusNotFound:
-		return errmap.Protocol(status, "No MCP session with this id: /mcp keeps no sessions, so send no Mcp-Session-Id.", nil)
-	case http.StatusMethodNotAllowed:
-		return errmap.Protocol(status, fmt.Sprintf("Method %s is not allowed at /mcp. POST JSON-RPC messages there.", safeMethod(r.Method)), nil)
-	case http.StatusRequestEntityTooLarge:
-		return errmap.Protocol(status, fmt.Sprintf("The MCP request body is larger than %d bytes.", sdk.DefaultMaxRequestBodyBytes),
-			map[string]any{"limit_bytes": sdk.DefaultMaxRequestBodyBytes})
-	case http.StatusUnsupportedMediaType:
-		return errmap.Protocol(status, "The MCP request body must be JSON, sent with Content-Type: application/json.", nil)
-	}
-	if status >= 500 {
-		return errmap.Map(fmt.Errorf("mcp transport answered %d", status))
-	}
-	return errmap.Protocol(http.StatusBadRequest,
-		"The MCP request is malformed: POST one JSON-RPC message, Content-Type: application/json, Accept: application/json, text/event-stream.", nil)
+	return errmap.Transport(status, safeMethod(r.Method), sdk.DefaultMaxRequestBodyBytes)
 }

@@ -21,6 +21,8 @@ const errmapPath = "github.com/erpgate/erpgate/errmap"
 var allowed = map[string]string{
 	"api/operation.go: WithDetail":         "copies the request's path ids into details; code, status and next_action stay errmap's",
 	"api/mcp/call.go: WithDetail":          "copies a tool call's path ids into details, as REST does; code, status and next_action stay errmap's",
+	"api/mcp/refusal.go: WithDetail":       "lists the protocol versions /mcp serves in details.supported; code, status and next_action stay errmap's",
+	"api/mcp/refusal.go: errmap.Protocol":  "the MCP transport's refusal of a body that is not JSON (400); Protocol fixes INVALID_REQUEST and its statuses",
 	"api/encode.go: errmap.Protocol":       "REST's own refusals of a body (413, 415, 400); Protocol fixes INVALID_REQUEST and its statuses",
 	"api/middleware.go: errmap.Protocol":   "REST's own refusals of a route (404, 405)",
 	"api/runs_handler.go: errmap.Protocol": "an unknown run is REST's 404",

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"maps"
 	"net/http"
 	"regexp"
@@ -255,19 +254,12 @@ func protocolFields(code int64, message string) *errmap.Error {
 // text (which is not repeated: it may echo the request), for the request
 // r whose body is body. The checks are the SDK's, in its order.
 func transportRefusal(status int, text []byte, r *http.Request, body []byte) (*errmap.Error, int64) {
-	switch status {
-	case http.StatusForbidden:
-		return errmap.Protocol(status, "The request's Host or Origin is not one /mcp serves: cross-origin and DNS-rebinding requests are refused.", nil), codeInvalidRequest
-	case http.StatusMethodNotAllowed:
-		return errmap.Protocol(status, fmt.Sprintf("Method %s is not allowed at /mcp. POST JSON-RPC messages there.", safeMethod(r.Method)), nil), codeInvalidRequest
-	case http.StatusRequestEntityTooLarge:
-		return errmap.Protocol(status, fmt.Sprintf("The MCP request body is larger than %d bytes.", sdk.DefaultMaxRequestBodyBytes),
-			map[string]any{"limit_bytes": sdk.DefaultMaxRequestBodyBytes}), codeInvalidRequest
-	case http.StatusUnsupportedMediaType:
-		return errmap.Protocol(status, "The MCP request body must be JSON, sent with Content-Type: application/json.", nil), codeInvalidRequest
-	}
-	if status >= http.StatusInternalServerError {
-		return errmap.Map(fmt.Errorf("mcp transport answered %d", status)), jsonrpc.CodeInternalError
+	switch {
+	case status == http.StatusForbidden || status == http.StatusMethodNotAllowed || status == http.StatusRequestEntityTooLarge ||
+		status == http.StatusUnsupportedMediaType:
+		return errmap.Transport(status, safeMethod(r.Method), sdk.DefaultMaxRequestBodyBytes), codeInvalidRequest
+	case status >= http.StatusInternalServerError:
+		return errmap.Transport(status, "", 0), jsonrpc.CodeInternalError
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !slices.Contains(sdk.SupportedProtocolVersions(), v) {
 		return protocolFields(codeUnsupportedVersion, ""), codeInvalidRequest
@@ -282,8 +274,7 @@ func transportRefusal(status int, text []byte, r *http.Request, body []byte) (*e
 		// The SDK's words for a method it does not serve.
 		return protocolFields(jsonrpc.CodeMethodNotFound, ""), jsonrpc.CodeMethodNotFound
 	}
-	return errmap.Protocol(http.StatusBadRequest,
-		"The MCP request is malformed: POST one JSON-RPC request, Content-Type: application/json, Accept: application/json, text/event-stream.", nil), codeInvalidRequest
+	return errmap.Transport(http.StatusBadRequest, "", 0), codeInvalidRequest
 }
 
 // safeMethod is an HTTP method as a refusal may name it: one of the
