@@ -30,3 +30,11 @@ func TestIDsAsText(t *testing.T) {
 		}
 	}
 }
+
+func TestAlpha(t *testing.T) {
+	for in, want := range map[string]string{"00010": "10", "10": "10", "0": "0", "000": "0", "0000100042": "100042", "00A1": "00A1", "": ""} {
+		if got := alpha(in); got != want {
+			t.Errorf("alpha(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -77,3 +77,29 @@ func TestIntegerIDsInBodies(t *testing.T) {
 		t.Errorf("records hold %d handovers, want the one", n)
 	}
 }
+
+// TestIDsWithSAPsLeadingZeros sends item numbers and supplier ids as SAP
+// stores them, with the leading zeros of its ALPHA conversion: each is the
+// id without them, as SAP's own screens and services show it. An id with a
+// letter keeps its zeros.
+func TestIDsWithSAPsLeadingZeros(t *testing.T) {
+	s := newStack(t)
+	for _, c := range []struct{ padded, plain string }{
+		{"/purchase-orders/4500018822/items/00010/goods-receipts", "/purchase-orders/4500018822/items/10/goods-receipts"},
+		{"/purchase-orders/4500018822/items/010/goods-receipts", "/purchase-orders/4500018822/items/10/goods-receipts"},
+		{"/suppliers/0000100042", "/suppliers/100042"},
+	} {
+		padded, plain := s.do("GET", c.padded, nil), s.do("GET", c.plain, nil)
+		if plain.status != http.StatusOK {
+			t.Fatalf("%s: %d %s", c.plain, plain.status, plain.body)
+		}
+		if padded.status != http.StatusOK || string(padded.body) != string(plain.body) {
+			t.Errorf("%s: %d %s\nwant the answer of %s: %s", c.padded, padded.status, padded.body, c.plain, plain.body)
+		}
+	}
+	// Letters and digits: no ALPHA conversion, the id as sent.
+	r := s.do("GET", "/suppliers/00A10042", nil)
+	if d := wantError(t, r, http.StatusNotFound, "SUPPLIER_NOT_FOUND", "fix_input_and_retry"); d["supplier_id"] != "00A10042" {
+		t.Errorf("supplier 00A10042: details %v", d)
+	}
+}

@@ -36,6 +36,7 @@ func handleGetGoodsReceipt(g receiptReader) operationFunc {
 		if err := checkID("item", item, itemPattern, "the PO item number, 1 to 5 digits, e.g. 10"); err != nil {
 			return nil, err
 		}
+		item = alpha(item)
 		it, grs, err := g.GoodsReceipt(r.Context(), po, item)
 		if err != nil {
 			return nil, err

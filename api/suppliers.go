@@ -17,7 +17,7 @@ func handleGetSupplier(suppliers erp.Suppliers) operationFunc {
 		if err := checkID("supplier_id", id, supplierIDPattern, "1 to 10 letters or digits, e.g. 100042"); err != nil {
 			return nil, err
 		}
-		s, err := suppliers.Supplier(r.Context(), id)
+		s, err := suppliers.Supplier(r.Context(), alpha(id))
 		if err != nil {
 			return nil, err
 		}

@@ -33,6 +33,23 @@ func checkID(field, value string, pattern *regexp.Regexp, form string) error {
 	return nil
 }
 
+// alpha writes an id as SAP's ALPHA conversion shows it: an id of digits
+// only without its leading zeros (SAP's item 00010 is 10, its supplier
+// 0000100042 is 100042; 0 stays 0), any other id as it is. Item numbers and
+// supplier ids reach the ERP in this form, whichever an agent sends.
+func alpha(id string) string {
+	for i := 0; i < len(id); i++ {
+		if id[i] < '0' || id[i] > '9' {
+			return id
+		}
+	}
+	t := strings.TrimLeft(id, "0")
+	if t == "" && id != "" {
+		return "0"
+	}
+	return t
+}
+
 // errorTokens are values an agent may copy from a failed tool call into a
 // field that should hold data. They are refused wherever text is written.
 var errorTokens = map[string]bool{
