@@ -68,8 +68,9 @@ func idsAsText(body []byte) []byte {
 	return append(out, body[last:]...)
 }
 
-// plainInteger reports whether a JSON number is written as digits only:
-// 0, or a digit other than 0 and more digits (JSON has no leading zeros).
+// plainInteger reports whether v is written as digits only, one or more:
+// a JSON number in its plain form (no sign, fraction or exponent), or an
+// id of digits only.
 func plainInteger(v []byte) bool {
 	for _, c := range v {
 		if c < '0' || c > '9' {

@@ -38,10 +38,8 @@ func checkID(field, value string, pattern *regexp.Regexp, form string) error {
 // 0000100042 is 100042; 0 stays 0), any other id as it is. Item numbers and
 // supplier ids reach the ERP in this form, whichever an agent sends.
 func alpha(id string) string {
-	for i := 0; i < len(id); i++ {
-		if id[i] < '0' || id[i] > '9' {
-			return id
-		}
+	if !plainInteger([]byte(id)) {
+		return id
 	}
 	t := strings.TrimLeft(id, "0")
 	if t == "" && id != "" {

@@ -153,7 +153,7 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 // field with the body REST clients get; path, query and header arguments,
 // which REST receives as text, are checked here for their JSON type and
 // presence, and refused with the errmap error REST gives for the same
-// mistake in a body. An id sent as a JSON integer is its digits as text
+// mistake in a body. A path id sent as a JSON integer is its digits as text
 // (idAsText). Values (patterns, enums, lengths) are checked by the REST
 // handler for every argument.
 func (t *tool) parse(raw json.RawMessage, decoded map[string]any) (map[string]any, *errmap.Error, error) {
@@ -193,7 +193,7 @@ func (t *tool) parse(raw json.RawMessage, decoded map[string]any) (map[string]an
 			delete(args, name)
 			continue
 		}
-		v = idAsText(name, v)
+		v = idAsText(a, v)
 		nv, err := checkType(a.schema, v, name)
 		switch {
 		case err == nil:

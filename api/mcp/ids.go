@@ -2,25 +2,17 @@ package mcp
 
 import "encoding/json"
 
-// idArguments are the arguments that hold an id: the ERP's (an invoice, a
-// purchase order, its item, a supplier) or the gateway's (an approval, a
-// hold, a handover), text in the contract. They are the body fields REST
-// takes as text when sent as integers (api/idtext.go), so that an
-// argument reads the same wherever the REST request carries it.
-var idArguments = map[string]bool{
-	"invoice_id": true, "po_id": true, "item": true, "supplier_id": true,
-	"approval_id": true, "hold_id": true, "handover_id": true,
-}
-
-// idAsText returns the argument v of name as the text of its digits when
-// name holds an id and v is a JSON integer in its plain form (digits, no
-// sign, fraction or exponent), as models and clients such as the MCP
-// Inspector send SAP's all-digit ids: {"invoice_id": 5105600101} is the
-// call with "5105600101". The text then meets the id's pattern in the
-// REST handler as any string does. Any other value comes back as it came.
-func idAsText(name string, v any) any {
+// idAsText returns the path argument v as the text of its digits when v is
+// a JSON integer in its plain form (digits, no sign, fraction or exponent),
+// as models and clients such as the MCP Inspector send SAP's all-digit ids:
+// {"invoice_id": 5105600101} is the call with "5105600101". Every path
+// argument is an id, text in the contract; the text then meets the id's
+// pattern in the REST handler as any string does. Body fields go to REST as
+// they came, which reads an integer id the same way (api/idtext.go). Any
+// other value comes back as it came.
+func idAsText(a *argument, v any) any {
 	n, ok := v.(json.Number)
-	if !ok || !idArguments[name] || !digits(string(n)) {
+	if !ok || a.in != inPath || !digits(string(n)) {
 		return v
 	}
 	return string(n)
