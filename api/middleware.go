@@ -453,5 +453,5 @@ func (w *mcpWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // mcpRefusal is the five-field INVALID_REQUEST of an HTTP status the MCP
 // transport refused a request with (errmap.Transport).
 func mcpRefusal(status int, r *http.Request) *errmap.Error {
-	return errmap.Transport(status, safeMethod(r.Method), sdk.DefaultMaxRequestBodyBytes)
+	return errmap.Transport(status, r.Method, sdk.DefaultMaxRequestBodyBytes)
 }

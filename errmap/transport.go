@@ -8,7 +8,7 @@ import (
 // Transport is the five-field INVALID_REQUEST of an HTTP status the MCP
 // transport at /mcp refuses a request with, in its own words: a foreign Host
 // or Origin (403), a session id (404), a method other than POST (405, naming
-// method, which the caller passes only when it is one HTTP defines), a body
+// method when it is one HTTP defines, never echoing anything else), a body
 // over maxBody bytes (413), a body not sent as JSON (415); any other 4xx is
 // a malformed request (400), a 5xx the gateway's INTERNAL. The text the
 // transport wrote is never used: it may echo the request.
@@ -19,7 +19,10 @@ func Transport(status int, method string, maxBody int64) *Error {
 	case http.StatusNotFound:
 		return Protocol(status, "No MCP session with this id: /mcp keeps no sessions, so send no Mcp-Session-Id.", nil)
 	case http.StatusMethodNotAllowed:
-		if method == "" {
+		switch method {
+		case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
+			http.MethodConnect, http.MethodOptions, http.MethodTrace:
+		default:
 			method = "this"
 		}
 		return Protocol(status, fmt.Sprintf("Method %s is not allowed at /mcp. POST JSON-RPC messages there.", method), nil)

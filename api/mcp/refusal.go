@@ -257,7 +257,7 @@ func transportRefusal(status int, text []byte, r *http.Request, body []byte) (*e
 	switch {
 	case status == http.StatusForbidden || status == http.StatusMethodNotAllowed || status == http.StatusRequestEntityTooLarge ||
 		status == http.StatusUnsupportedMediaType:
-		return errmap.Transport(status, safeMethod(r.Method), sdk.DefaultMaxRequestBodyBytes), codeInvalidRequest
+		return errmap.Transport(status, r.Method, sdk.DefaultMaxRequestBodyBytes), codeInvalidRequest
 	case status >= http.StatusInternalServerError:
 		return errmap.Transport(status, "", 0), jsonrpc.CodeInternalError
 	}
@@ -275,17 +275,6 @@ func transportRefusal(status int, text []byte, r *http.Request, body []byte) (*e
 		return protocolFields(jsonrpc.CodeMethodNotFound, ""), jsonrpc.CodeMethodNotFound
 	}
 	return errmap.Transport(http.StatusBadRequest, "", 0), codeInvalidRequest
-}
-
-// safeMethod is an HTTP method as a refusal may name it: one of the
-// methods HTTP defines, else "this".
-func safeMethod(m string) string {
-	switch m {
-	case http.MethodGet, http.MethodHead, http.MethodPut, http.MethodPatch, http.MethodDelete,
-		http.MethodConnect, http.MethodOptions, http.MethodTrace:
-		return m
-	}
-	return "this"
 }
 
 // requestID is the id of the JSON-RPC request body, a string or a number
