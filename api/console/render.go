@@ -285,7 +285,7 @@ func explain(pr *problem, path string) {
 	case string(errmap.ApprovalSuperseded):
 		pr.Heading, pr.Sentence = "This approval was replaced by a newer one",
 			"The agent asked again after this request. Decide the newer approval instead."
-	case "APPROVAL_SENT_BACK":
+	case string(errmap.ApprovalSentBack):
 		pr.Heading, pr.Sentence = "This approval was sent back to the agent",
 			"It waits for the agent's answer: there is nothing to decide until the agent asks again."
 	case string(errmap.ERPUnavailable):
