@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -284,5 +285,15 @@ func TestBrownoutOutage(t *testing.T) {
 	}
 	if r.opens == 0 || r.ok != 0 {
 		t.Errorf("outage: breaker opened %d times, %d of %d calls 200; want it open and no 200", r.opens, r.ok, r.calls)
+	}
+}
+
+func TestRoundDiffsPairRoundsAndSort(t *testing.T) {
+	off := []time.Duration{150 * time.Microsecond, 140 * time.Microsecond, 160 * time.Microsecond}
+	on := []time.Duration{155 * time.Microsecond, 170 * time.Microsecond, 158 * time.Microsecond, 999 * time.Microsecond}
+	got := roundDiffs(off, on)
+	want := []time.Duration{-2 * time.Microsecond, 5 * time.Microsecond, 30 * time.Microsecond}
+	if !slices.Equal(got, want) {
+		t.Fatalf("roundDiffs = %v, want %v (each round on minus the same round off, smallest first, unpaired rounds left out)", got, want)
 	}
 }

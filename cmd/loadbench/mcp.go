@@ -130,6 +130,9 @@ type mcpPath struct {
 	lat                     []time.Duration
 	cpu                     time.Duration
 	cpuKnown                bool
+	// rounds holds each drive's CPU time per call, warm-up included, when
+	// known: what the traces bench compares round by round.
+	rounds []time.Duration
 }
 
 func (p *mcpPath) rps() float64 {
@@ -168,6 +171,7 @@ func (p *mcpPath) drive(ctx context.Context, n int, d time.Duration) error {
 		mu                      sync.Mutex
 		lat                     []time.Duration
 		calls, answered, failed atomic.Int64
+		all                     atomic.Int64 // warm-up included
 		firstErr                string
 		wg                      sync.WaitGroup
 	)
@@ -185,6 +189,7 @@ func (p *mcpPath) drive(ctx context.Context, n int, d time.Duration) error {
 				}
 				err := call(ctx)
 				t1 := time.Now()
+				all.Add(1)
 				if !counted {
 					continue
 				}
@@ -224,6 +229,9 @@ func (p *mcpPath) drive(ctx context.Context, n int, d time.Duration) error {
 	if cpuOK && len(p.procs) > 0 {
 		p.cpu += cpu1 - cpu0
 		p.cpuKnown = true
+		if n := all.Load(); n > 0 {
+			p.rounds = append(p.rounds, (cpu1-cpu0)/time.Duration(n))
+		}
 	}
 	return ctx.Err()
 }
