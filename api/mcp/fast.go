@@ -299,7 +299,8 @@ func (d *decoder) params(body []byte, msg *directMessage) bool {
 
 // directCall decodes body when it is exactly one tools/call request of a
 // known tool: members jsonrpc "2.0", id, method and params, params with
-// name and arguments only (and _meta, of versionHeaders), no member twice;
+// name, arguments and _meta only (a _meta of versionHeaders, or of an
+// earlier revision, see metaBefore), no member twice;
 // for versionHeaders, with the request headers the SDK wants and agreeing
 // with the body. The arguments come back as they came and, when they are
 // an object of plain values, decoded (see scalarArgs).
@@ -310,7 +311,7 @@ func (s *Server) directCall(body []byte, header http.Header) (t *tool, id jsonte
 		return nil, nil, nil, nil, nil, false
 	}
 	v7 := header.Get("Mcp-Protocol-Version") == versionHeaders
-	if v7 != (msg.meta != nil) || (v7 && !s.metaOK(msg.meta)) {
+	if v7 && (msg.meta == nil || !s.metaOK(msg.meta)) || !v7 && msg.meta != nil && !metaBefore(msg.meta) {
 		return nil, nil, nil, nil, nil, false
 	}
 	t = s.toolNamed(msg.name)
@@ -387,6 +388,39 @@ func metaTaken(raw jsontext.Value) bool {
 	}
 	for k := range meta {
 		if strings.HasPrefix(k, metaPrefix) && k != metaProtocolVersion && k != metaClientCapabilities && k != metaClientInfo {
+			return false
+		}
+	}
+	return true
+}
+
+// metaBefore reports whether raw is a _meta the SDK takes in a call of a
+// revision before versionHeaders without looking into it: null, or an
+// object without the protocol's own members (io.modelcontextprotocol/),
+// such as a progress token or a trace context. A member of the protocol's
+// own, such as a protocol version, the SDK checks against the request's
+// headers: such a call goes to the SDK.
+func metaBefore(raw jsontext.Value) bool {
+	switch raw.Kind() {
+	case 'n':
+		return true
+	case '{':
+	default:
+		return false
+	}
+	if !bytes.Contains(raw, []byte(metaPrefix)) && bytes.IndexByte(raw, '\\') < 0 {
+		// No member can be named with the prefix, escaped or not.
+		return true
+	}
+	d := decoderOf(raw)
+	defer d.release()
+	dec := d.dec
+	if _, err := dec.ReadToken(); err != nil {
+		return false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil || strings.HasPrefix(name.String(), metaPrefix) || dec.SkipValue() != nil {
 			return false
 		}
 	}

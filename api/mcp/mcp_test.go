@@ -53,7 +53,8 @@ func newStackAround(t testing.TB, around func(http.Handler) http.Handler, opts .
 	for _, f := range opts {
 		f(&o)
 	}
-	runner := retry.New(retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond}, o.Metrics)
+	runner := retry.New(retry.Policy{AttemptTimeout: 5 * time.Second, InitialInterval: 5 * time.Millisecond, MaxInterval: 20 * time.Millisecond,
+		Tracer: o.Tracer}, o.Metrics)
 	client, err := sap.New(simSrv.URL, sap.Options{Runner: runner})
 	if err != nil {
 		t.Fatal(err)
@@ -74,7 +75,9 @@ func newStackAround(t testing.TB, around func(http.Handler) http.Handler, opts .
 	if around != nil {
 		inner = around(rest)
 	}
-	m, err := mcp.New(inner, doc, mcp.Options{Allowed: rest.Allows})
+	// The endpoint logs and traces where the REST handler does, as in the
+	// gateway.
+	m, err := mcp.New(inner, doc, mcp.Options{Allowed: rest.Allows, Logger: o.Logger, Tracer: o.Tracer})
 	if err != nil {
 		t.Fatal(err)
 	}
