@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -31,15 +32,28 @@ const (
 // service's quota, within the call's deadline, before it is refused.
 const DefaultQuotaWait = 250 * time.Millisecond
 
+// QuotaGuard is added to the second over which the calls toward a
+// service are counted: a call is sent only when the ceiling's worth of
+// calls before it were sent at least 1 s and QuotaGuard ago. It covers
+// the difference in transit between two calls, from the moment the quota
+// lets them go to their arrival at the ERP (building the request, a new
+// connection, the scheduling of a busy process, the answer of a shared
+// Redis), so that the ERP, too, never sees more than the ceiling in a
+// second. It costs 5 % of the rate's throughput at most.
+const QuotaGuard = 50 * time.Millisecond
+
 // QuotaSettings is the ceiling of the calls toward each ERP service, the
 // same for every service: the ERP's own quota, which the gateway never
 // exceeds, whoever its callers are.
 type QuotaSettings struct {
-	// Rate is the most attempts per second started toward a service; 0
-	// for no ceiling. Attempts are spaced 1/Rate apart (no bursts), so no
-	// second, wherever it starts, holds more than Rate of them: a burst
-	// of calls waits its turn for up to Policy.QuotaWait, and is refused
-	// beyond it.
+	// Rate is the most attempts per second sent toward a service; 0 for
+	// no ceiling. No second, wherever it starts, holds more than Rate of
+	// them, rounded down (a call is one whole request); below 1, one
+	// every 1/Rate seconds. The attempts are spaced evenly over the
+	// second (no bursts), and each is sent only once the log of the
+	// service's last sends lets it (see QuotaGuard): a burst of calls
+	// waits its turn for up to Policy.QuotaWait, and is refused beyond
+	// it.
 	Rate float64
 	// InFlight is the most attempts toward a service running at once; 0
 	// for no ceiling.
@@ -49,17 +63,20 @@ type QuotaSettings struct {
 // Enabled says the settings set a ceiling.
 func (s QuotaSettings) Enabled() bool { return s.Rate > 0 || s.InFlight > 0 }
 
-// interval is the time between two attempts' starts at Rate; 0 without a
-// ceiling. It is rounded up, so that Rate is never exceeded.
-func (s QuotaSettings) interval() time.Duration {
-	if s.Rate <= 0 {
-		return 0
+// window is the sliding window Rate is kept over: at most n sends in any
+// span, the guard included; n is 0 without a ceiling. interval is span/n,
+// rounded up: the spacing of the sends that fills the window evenly.
+func (s QuotaSettings) window() (n int, span, interval time.Duration) {
+	switch {
+	case s.Rate <= 0:
+		return 0, 0, 0
+	case s.Rate >= 1:
+		n, span = int(min(math.Floor(s.Rate), math.MaxInt32)), time.Second
+	default:
+		n, span = 1, time.Duration(min(math.Ceil(float64(time.Second)/s.Rate), float64(24*time.Hour)))
 	}
-	d := time.Duration(float64(time.Second) / s.Rate)
-	if float64(d)*s.Rate < float64(time.Second) {
-		d++
-	}
-	return max(d, 1)
+	span += QuotaGuard
+	return n, span, (span + time.Duration(n) - 1) / time.Duration(n)
 }
 
 // Quota hands out the slots of the ERP's quota: one for every attempt,
@@ -102,13 +119,17 @@ type QuotaObserver interface {
 // of this process. It is safe for concurrent use.
 type LocalQuota struct {
 	s        QuotaSettings
-	interval time.Duration
-	m        sync.Map // Service -> *localSlots
+	n        int           // most sends in any span; 0 without a rate
+	span     time.Duration // 1 s (1/Rate below 1 a second) and QuotaGuard
+	interval time.Duration // span/n
+	m        sync.Map      // Service -> *localSlots
 }
 
 // NewLocalQuota returns the quota of s for this process.
 func NewLocalQuota(s QuotaSettings) *LocalQuota {
-	return &LocalQuota{s: s, interval: s.interval()}
+	q := &LocalQuota{s: s}
+	q.n, q.span, q.interval = s.window()
+	return q
 }
 
 // Settings returns the quota's settings.
@@ -117,7 +138,11 @@ func (q *LocalQuota) Settings() QuotaSettings { return q.s }
 type localSlots struct {
 	inFlight *semaphore.Weighted // nil without a ceiling
 	mu       sync.Mutex
-	next     time.Time // when the next attempt may start
+	next     time.Time // when the next attempt may start, spaced
+	// sent is the log of the last sends, at most n, in the order they
+	// were sent; once full, a ring whose oldest is sent[head].
+	sent []time.Time
+	head int
 }
 
 func (q *LocalQuota) get(svc Service) *localSlots {
@@ -148,6 +173,25 @@ func (s *localSlots) reserve(now time.Time, interval, wait time.Duration) (start
 	return start, true
 }
 
+// send notes a send now, when fewer than n were sent in the span before
+// it; otherwise it returns when the oldest of the last n leaves the span.
+// The time is read under the lock, so the log is in order.
+func (s *localSlots) send(n int, span time.Duration) (now, free time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now = time.Now()
+	if len(s.sent) < n {
+		s.sent = append(s.sent, now)
+		return now, now, true
+	}
+	if oldest := s.sent[s.head]; now.Sub(oldest) < span {
+		return now, oldest.Add(span), false
+	}
+	s.sent[s.head] = now
+	s.head = (s.head + 1) % n
+	return now, now, true
+}
+
 // Acquire implements Quota: an in-flight slot first, then the start of
 // the attempt, which is waited for while the in-flight slot is held.
 func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Duration) (func(), error) {
@@ -166,20 +210,43 @@ func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Dura
 		var once sync.Once
 		release = func() { once.Do(func() { s.inFlight.Release(1) }) }
 	}
-	if q.interval > 0 {
-		now := time.Now()
-		left := wait - now.Sub(begin)
-		start, ok := s.reserve(now, q.interval, left)
-		if !ok {
-			release()
-			return nil, &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: start.Sub(now)}
-		}
-		if err := sleep(ctx, start.Sub(now)); err != nil {
+	if q.n > 0 {
+		if err := q.pace(ctx, s, svc, begin, wait); err != nil {
 			release()
 			return nil, err
 		}
 	}
 	return release, nil
+}
+
+// pace lets an attempt toward svc go when the rate allows it, within wait
+// of begin: at its turn among the starts spaced q.interval apart, and then
+// only when the log of the last sends says so, checked as it goes (a wait
+// that ended late, or an earlier send that went late, would otherwise
+// crowd more than n sends into a span).
+func (q *LocalQuota) pace(ctx context.Context, s *localSlots, svc Service, begin time.Time, wait time.Duration) error {
+	now := time.Now()
+	start, ok := s.reserve(now, q.interval, wait-now.Sub(begin))
+	if !ok {
+		return &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: start.Sub(now)}
+	}
+	if d := start.Sub(now); d > 0 {
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+	}
+	for {
+		now, free, ok := s.send(q.n, q.span)
+		if ok {
+			return nil
+		}
+		if free.Sub(begin) > wait {
+			return &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: free.Sub(now)}
+		}
+		if err := sleep(ctx, free.Sub(now)); err != nil {
+			return err
+		}
+	}
 }
 
 // acquireWithin waits up to wait for a slot of sem.

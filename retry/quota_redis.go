@@ -5,6 +5,7 @@ import (
 	crand "crypto/rand"
 	"encoding/hex"
 	"math/rand/v2"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,41 +15,70 @@ import (
 // the ceilings hold for all their calls together. Each replica also keeps
 // its own ceiling of calls in flight in front of it, so that its callers
 // queue for those in process and only as many as may run ask Redis for
-// one; the starts are reserved in Redis alone, as one replica's own
-// spacing would waste the starts the others take. Both scripts read Redis's clock, so the replicas' clocks need
-// not agree. When Redis cannot be reached, no attempt is let through
-// (QuotaUnavailable): a ceiling that cannot be checked is not kept by
-// guessing.
+// one; the starts, and the log of the sends, are kept in Redis alone, as
+// one replica's own would waste the starts the others take. The scripts
+// read Redis's clock, so the replicas' clocks need not agree. When Redis
+// cannot be reached, no attempt is let through (QuotaUnavailable): a
+// ceiling that cannot be checked is not kept by guessing.
 type RedisQuota struct {
 	local    *LocalQuota
 	client   redis.UniversalClient
 	prefix   string
 	s        QuotaSettings
+	n        int
+	span     time.Duration
 	interval time.Duration
 }
 
 // NewRedisQuota returns the quota of s shared through client, under keys
 // starting with prefix.
 func NewRedisQuota(client redis.UniversalClient, prefix string, s QuotaSettings) *RedisQuota {
-	return &RedisQuota{local: NewLocalQuota(QuotaSettings{InFlight: s.InFlight}), client: client, prefix: prefix, s: s, interval: s.interval()}
+	q := &RedisQuota{local: NewLocalQuota(QuotaSettings{InFlight: s.InFlight}), client: client, prefix: prefix, s: s}
+	q.n, q.span, q.interval = s.window()
+	return q
 }
 
 // Settings returns the quota's settings.
 func (q *RedisQuota) Settings() QuotaSettings { return q.s }
 
-// rateScript reserves the next start of an attempt toward a service, at
-// most ARGV[2] µs ahead of now, the starts spaced ARGV[1] µs apart:
-// {1, µs to wait} or, refused, {0, µs until the first free start}.
+// The answers of rateScript.
+const (
+	paceRefused = 0 // the first free start is too far ahead: {0, µs until it}
+	paceSent    = 1 // the attempt may be sent now, and is in the log
+	paceStart   = 2 // a start was reserved: {2, µs until it}, then ask again
+	paceLog     = 3 // the log is full: {3, µs until its oldest leaves the span}
+)
+
+// rateScript is LocalQuota.pace in Redis, for a service whose next start
+// is at KEYS[1] and whose log of sends is the sorted set KEYS[2] (scores
+// in µs of Redis's clock). With ARGV[2] >= 0 it first reserves the next
+// start, spaced ARGV[1] µs apart, at most ARGV[2] µs ahead; a start ahead
+// is waited for by the replica, which then asks again with ARGV[2] = -1.
+// The send is let go, and noted as ARGV[5], when fewer than ARGV[3] were
+// sent in the ARGV[4] µs before it. Scores and times go through
+// string.format, as Lua would write them with too few digits.
 var rateScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local start = tonumber(redis.call('GET', KEYS[1]) or '0')
-if start < now then start = now end
-local ahead = start - now
-if ahead > tonumber(ARGV[2]) then return {0, ahead} end
-local nxt = start + tonumber(ARGV[1])
-redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 1000)
-return {1, ahead}
+local most = tonumber(ARGV[2])
+if most >= 0 then
+  local start = tonumber(redis.call('GET', KEYS[1]) or '0')
+  if start < now then start = now end
+  local ahead = start - now
+  if ahead > most then return {0, ahead} end
+  local nxt = start + tonumber(ARGV[1])
+  redis.call('SET', KEYS[1], string.format('%d', nxt), 'PX', math.floor((nxt - now) / 1000) + 1000)
+  if ahead > 0 then return {2, ahead} end
+end
+local span = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%d', now - span))
+if redis.call('ZCARD', KEYS[2]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[2], string.format('%d', now), ARGV[5])
+  redis.call('PEXPIRE', KEYS[2], math.floor(span / 1000) + 1000)
+  return {1, 0}
+end
+local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+return {3, tonumber(oldest[2]) + span - now}
 `)
 
 // inFlightScript takes one of ARGV[1] slots of a service, held by member
@@ -114,28 +144,49 @@ func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.D
 			local()
 		}
 	}
-	if q.interval > 0 {
-		left := max(wait-time.Since(begin), 0)
-		res, err := rateScript.Run(ctx, q.client, []string{q.prefix + "quota:rate:" + string(svc)},
-			ceilMicros(q.interval), left.Microseconds()).Int64Slice()
-		if err != nil || len(res) != 2 {
-			release()
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &QuotaRefusal{Service: svc, Limit: QuotaUnavailable, RetryAfter: time.Second, Err: err}
-		}
-		ahead := time.Duration(res[1]) * time.Microsecond
-		if res[0] != 1 {
-			release()
-			return nil, &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: ahead}
-		}
-		if err := sleep(ctx, ahead); err != nil {
+	if q.n > 0 {
+		if err := q.pace(ctx, svc, begin, wait); err != nil {
 			release()
 			return nil, err
 		}
 	}
 	return release, nil
+}
+
+// pace lets an attempt toward svc go when the shared rate allows it,
+// within wait of begin (rateScript).
+func (q *RedisQuota) pace(ctx context.Context, svc Service, begin time.Time, wait time.Duration) error {
+	// One hash slot for both keys, as a script's keys must be in Redis
+	// Cluster.
+	keys := []string{q.prefix + "quota:{" + string(svc) + "}:next", q.prefix + "quota:{" + string(svc) + "}:sent"}
+	most := max(wait-time.Since(begin), 0).Microseconds()
+	member := strconv.FormatUint(rand.Uint64(), 36)
+	for {
+		res, err := rateScript.Run(ctx, q.client, keys, ceilMicros(q.interval), most, q.n, ceilMicros(q.span), member).Int64Slice()
+		if err != nil || len(res) != 2 {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return &QuotaRefusal{Service: svc, Limit: QuotaUnavailable, RetryAfter: time.Second, Err: err}
+		}
+		d := time.Duration(res[1]) * time.Microsecond
+		switch res[0] {
+		case paceSent:
+			return nil
+		case paceRefused:
+			return &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: d}
+		case paceStart:
+			// Reserved within wait: waited for, then the log is asked.
+		case paceLog:
+			if time.Since(begin)+d > wait {
+				return &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: d}
+			}
+		}
+		if err := sleep(ctx, d); err != nil {
+			return err
+		}
+		most = -1
+	}
 }
 
 // slotID names one holder of a shared in-flight slot.

@@ -135,42 +135,30 @@ func callers(t *testing.T, runners []*retry.Runner, srv string, n int, d time.Du
 	return okN.Load(), refused
 }
 
-// checkRate fails the test when the ERP saw more than rate requests in a
-// second. The gateway spaces the attempts' starts 1/rate apart, exactly;
-// the ERP sees each request a little after its start, and two that started
-// 1/rate apart arrive closer together when the first one was delayed more
-// (a new connection, goroutine scheduling under -race on a busy machine).
-// So the windows are measured where the ceiling matters, at the ERP, with
-// a tolerance of the requests that fit in 100 ms of such delay at the
-// ceiling's spacing, and one for the window's edge: rate/10 + 1, 6 at 50
-// per second. Over the whole run, from the first arrival to the last, the
-// total is held to the ceiling with the same tolerance: n starts spaced
-// 1/rate apart span (n-1)/rate.
+// checkRate fails the test when the ERP saw more than rate requests in
+// any second, wherever it starts, or when the quota let through less than
+// 90 % of its ceiling over the run (the guard costs 5 %).
 func checkRate(t *testing.T, erp *countingERP, rate int) {
 	t.Helper()
 	sliding, aligned, total, span := erp.busiest()
-	tolerance := rate/10 + 1
-	t.Logf("ceiling %d/s: the ERP saw %d requests in %v, at most %d in any 1 s window, at most %d in a whole second from the first (tolerance %d)",
-		rate, total, span.Round(time.Millisecond), sliding, aligned, tolerance)
-	if sliding > rate+tolerance {
-		t.Errorf("the ERP saw %d requests in one second, ceiling %d (+%d)", sliding, rate, tolerance)
+	t.Logf("ceiling %d/s: the ERP saw %d requests in %v (%.1f/s), at most %d in any 1 s window, at most %d in a whole second from the first",
+		rate, total, span.Round(time.Millisecond), float64(total-1)/span.Seconds(), sliding, aligned)
+	if sliding > rate {
+		t.Errorf("the ERP saw %d requests in one second, ceiling %d", sliding, rate)
 	}
-	if aligned > rate+tolerance {
-		t.Errorf("the ERP saw %d requests in a whole second, ceiling %d (+%d)", aligned, rate, tolerance)
+	if aligned > rate {
+		t.Errorf("the ERP saw %d requests in a whole second, ceiling %d", aligned, rate)
 	}
-	if most := int(float64(rate)*span.Seconds()) + 1 + tolerance; total > most {
-		t.Errorf("the ERP saw %d requests in %v, more than %d", total, span, most)
-	}
-	if least := int(float64(rate) * span.Seconds() * 0.8); total < least {
-		t.Errorf("the ERP saw %d requests in %v: the quota let through fewer than %d, 80 %% of its ceiling", total, span, least)
+	if least := int(float64(rate) * span.Seconds() * 0.9); total < least {
+		t.Errorf("the ERP saw %d requests in %v: the quota let through fewer than %d, 90 %% of its ceiling", total, span, least)
 	}
 }
 
-// TestQuotaHoldsTheRateUnderLoad: 200 callers against a ceiling of 50
-// calls per second: the ERP sees at most 50 in any second, and the
-// callers refused get ErrQuota with a wait.
+// TestQuotaHoldsTheRateUnderLoad: 200 callers against a ceiling of 20
+// calls per second for 3 s: the ERP sees at most 20 in any second, and
+// the callers refused get ErrQuota with a wait.
 func TestQuotaHoldsTheRateUnderLoad(t *testing.T) {
-	const rate, n, d = 50, 200, 3 * time.Second
+	const rate, n, d = 20, 200, 3 * time.Second
 	erp := &countingERP{}
 	srv := httptest.NewServer(erp)
 	defer srv.Close()
@@ -240,8 +228,8 @@ func TestQuotaCountsRetries(t *testing.T) {
 }
 
 // TestQuotaSharedThroughRedis: two gateways' runners, each with 100
-// callers, share one Redis and together stay under the ceiling of 40
-// calls per second, and, against an ERP that takes 50 ms a request, under
+// callers, share one Redis and together stay under the ceiling of 20
+// calls per second in any second, and, against an ERP that takes 50 ms a request, under
 // the ceiling of 4 calls in flight.
 func TestQuotaSharedThroughRedis(t *testing.T) {
 	addr := redistest.Addr(t)
@@ -255,7 +243,7 @@ func TestQuotaSharedThroughRedis(t *testing.T) {
 		return runners
 	}
 	t.Run("rate", func(t *testing.T) {
-		const rate = 40
+		const rate = 20
 		erp := &countingERP{}
 		srv := httptest.NewServer(erp)
 		defer srv.Close()
