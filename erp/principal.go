@@ -1,6 +1,9 @@
 package erp
 
-import "context"
+import (
+	"context"
+	"log/slog"
+)
 
 // PrincipalKey is the context key of the identity a call to the ERP is
 // made for: the name of the calling agent or person as the gateway knows
@@ -52,3 +55,83 @@ func CallerFrom(ctx context.Context) Caller {
 	}
 	return Caller{}
 }
+
+// SubjectTokenKey is the context key of the caller's own access token,
+// put there only as the subject of a token exchange (RFC 8693): a
+// credential, which an adapter may exchange at the customer's identity
+// provider for a token of its own toward the ERP, and must never send on
+// to the ERP, write to a log, put in a span or in an error. Its value is a
+// *SubjectToken.
+type SubjectTokenKey struct{}
+
+// SubjectToken is the access token a caller presented, already verified
+// by the gateway, and the operation the call serves.
+type SubjectToken struct {
+	// Token is the access token as the caller sent it.
+	Token string
+	// Operation is the gateway's operation the call serves, the tool's
+	// name ("get_invoice"): an exchanged token is narrowed to it.
+	Operation string
+}
+
+// redactedToken is what fmt and log/slog show of a SubjectToken.
+const redactedToken = "[subject token]"
+
+// String, GoString and LogValue keep the token out of anything printed or
+// logged by mistake.
+func (SubjectToken) String() string { return redactedToken }
+
+// GoString is String for %#v.
+func (SubjectToken) GoString() string { return redactedToken }
+
+// LogValue is String for log/slog.
+func (t SubjectToken) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("token", redactedToken), slog.String("operation", t.Operation))
+}
+
+// WithSubjectToken returns a context whose calls to the ERP may exchange
+// t.Token for a token of their own (see SubjectTokenKey).
+func WithSubjectToken(ctx context.Context, t SubjectToken) context.Context {
+	return context.WithValue(ctx, SubjectTokenKey{}, &t)
+}
+
+// SubjectTokenFrom returns the caller's access token ctx carries for an
+// exchange; false for a caller known by an API key and for a call of the
+// gateway's own.
+func SubjectTokenFrom(ctx context.Context) (SubjectToken, bool) {
+	if t, ok := ctx.Value(SubjectTokenKey{}).(*SubjectToken); ok && t != nil && t.Token != "" {
+		return *t, true
+	}
+	return SubjectToken{}, false
+}
+
+// The reasons of a CallerCredentialError.
+const (
+	// CredentialExchangeRefused: the identity provider refused to exchange
+	// the caller's access token (RFC 8693 invalid_grant: expired, revoked
+	// or not for this use).
+	CredentialExchangeRefused = "exchange_refused"
+	// CredentialTokenRequired: the ERP is reached only with an exchange of
+	// the caller's own access token, and the caller has none (it is known
+	// by an API key).
+	CredentialTokenRequired = "access_token_required"
+)
+
+// CallerCredentialError says a call cannot reach the ERP for its caller's
+// credentials, which the caller must change: not a fault of the ERP nor of
+// the gateway's configuration. Nothing was sent to the ERP.
+type CallerCredentialError struct {
+	// Reason is one of the Credential reasons.
+	Reason string
+	// Err is the identity provider's answer, for the log only.
+	Err error
+}
+
+func (e *CallerCredentialError) Error() string {
+	if e.Err != nil {
+		return "caller's credentials: " + e.Reason + ": " + e.Err.Error()
+	}
+	return "caller's credentials: " + e.Reason
+}
+
+func (e *CallerCredentialError) Unwrap() error { return e.Err }

@@ -75,6 +75,10 @@ func Map(err error) *Error {
 
 // mapErr names an error that is neither a refusal nor named already.
 func mapErr(err error) *Error {
+	// First: wrapped in an ERP failure, it is still the caller's to mend.
+	if cred, ok := errors.AsType[*erp.CallerCredentialError](err); ok {
+		return callerCredential(cred)
+	}
 	if nf, ok := errors.AsType[*erp.NotFoundError](err); ok {
 		return notFound(nf)
 	}
@@ -150,6 +154,22 @@ func mapErr(err error) *Error {
 		return unavailable("", defaultRetryAfter, -1)
 	}
 	return New(Internal, internalMessage, nil)
+}
+
+// callerCredential names a call whose caller's credentials cannot reach
+// the ERP, which exchanges the caller's access token for its own: the
+// identity provider refused the token, or the caller has none (an API
+// key). UNAUTHENTICATED, as the gateway's own refusal of a token is;
+// nothing reached the ERP.
+func callerCredential(c *erp.CallerCredentialError) *Error {
+	if c.Reason == erp.CredentialTokenRequired {
+		return New(Unauthenticated,
+			"Calls reaching the ERP need an OAuth access token to exchange, not an API key. Call with an access token.",
+			map[string]any{"reason": c.Reason})
+	}
+	return New(Unauthenticated,
+		"The identity provider refused this access token for the ERP. Get a new one; do not retry with it.",
+		map[string]any{"reason": c.Reason})
 }
 
 func notFound(nf *erp.NotFoundError) *Error {

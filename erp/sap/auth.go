@@ -25,6 +25,8 @@ const (
 	AuthOAuth2 = "oauth2" // Options.OAuth2, the client credentials flow
 	// Options.SAML, the SAML 2.0 bearer assertion grant
 	AuthSAMLBearer = "saml-bearer"
+	// Options.TokenExchange, the caller's token exchanged (RFC 8693)
+	AuthTokenExchange = "token-exchange"
 )
 
 // ClientTLS reads a TLS configuration for the ERP from PEM files: the
@@ -76,14 +78,18 @@ func (c *Client) tokenSource(cfg *clientcredentials.Config) oauth2.TokenSource {
 	return cfg.TokenSource(ctx)
 }
 
-// authorize puts the gateway's own credentials on a request to the ERP: a
-// bearer token with OAuth 2.0 (with the SAML bearer grant, the token of the
-// identity the request's context names), else basic authentication when a
-// user is set. Whatever Authorization header the request had is replaced, so
-// nothing of the agent's credentials can reach the ERP.
-func (c *Client) authorize(req *http.Request) error {
+// authorize puts the gateway's own credentials on a request to the ERP for
+// svc: a bearer token with OAuth 2.0 (with the SAML bearer grant, the token
+// of the identity the request's context names; with the token exchange,
+// the exchange of the caller's token for the call's operation), else basic
+// authentication when a user is set. Whatever Authorization header the
+// request had is replaced, so nothing of the agent's credentials can reach
+// the ERP.
+func (c *Client) authorize(req *http.Request, svc erp.Service) error {
 	req.Header.Del("Authorization")
 	switch {
+	case c.exchange != nil:
+		return c.exchangeAuthorize(req, svc)
 	case c.saml != nil:
 		return c.samlAuthorize(req)
 	case c.tokens != nil:
@@ -114,10 +120,17 @@ func (r request) authError(ctx, actx context.Context, err error) *erp.UpstreamEr
 
 // checkToken gets a token before a call is run, so that a token endpoint
 // that refuses the gateway's credentials ends the call at once instead of
-// through every retry. A transient failure is left to the call's attempts.
+// through every retry, and a caller whose credentials cannot reach the ERP
+// (erp.CallerCredentialError) is refused before any request. A transient
+// failure is left to the call's attempts.
 func (c *Client) checkToken(ctx context.Context, r request) error {
 	var err error
 	switch {
+	case c.exchange != nil:
+		_, err = c.exchange.Token(ctx, r.call.Service)
+		if caller, ok := errors.AsType[*erp.CallerCredentialError](err); ok {
+			return caller
+		}
 	case c.saml != nil:
 		_, err = c.saml.Token(ctx)
 	case c.tokens != nil:
@@ -154,6 +167,8 @@ func markConfigTransport(ctx context.Context, up *erp.UpstreamError, err error) 
 func configTransport(err error) bool {
 	var (
 		retrieve *oauth2.RetrieveError
+		answer   *exchangeAnswerError
+		caller   *erp.CallerCredentialError
 		verify   *tls.CertificateVerificationError
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
@@ -163,6 +178,11 @@ func configTransport(err error) bool {
 		op       *net.OpError
 	)
 	switch {
+	case errors.As(err, &caller):
+		// The caller's to mend, and no retry mends it either.
+		return true
+	case errors.As(err, &answer):
+		return true
 	case errors.As(err, &retrieve):
 		if retrieve.Response == nil {
 			return false

@@ -65,6 +65,16 @@ type Options struct {
 	// identity's token is cached, for up to 1,000 identities, and fetched
 	// again shortly before it expires.
 	SAML *SAMLBearer
+	// TokenExchange, when set, authenticates every request with a bearer
+	// token of the OAuth 2.0 token exchange (RFC 8693): the caller's own
+	// access token (erp.WithSubjectToken) exchanged at the identity
+	// provider for a token of the ERP narrowed to the call's operation, or
+	// for a call of the gateway's own, a client credentials token of the
+	// gateway's client; a caller without a token is refused (see
+	// TokenExchange). Exchanged tokens are cached per caller's token,
+	// scope and audience, for up to 4,096, until shortly before they or
+	// the caller's token expire.
+	TokenExchange *TokenExchange
 	// Client is sent as the sap-client query parameter when not empty.
 	// Default: none, so the system's default client answers.
 	Client string
@@ -104,9 +114,11 @@ type Client struct {
 	sapClient  string
 	tokens     oauth2.TokenSource // nil without OAuth 2.0 client credentials
 	saml       *samlTokens        // nil without the SAML bearer grant
+	exchange   *exchangeTokens    // nil without the token exchange
 	// csrfPerIdentity keeps a CSRF token (and its session cookies) per
-	// service and identity (erp.PrincipalFrom), as the SAML bearer grant
-	// signs calls in as the caller.
+	// service and identity (erp.PrincipalFrom; with the token exchange,
+	// the caller's token), as the SAML bearer grant and the token
+	// exchange sign calls in as the caller.
 	csrfPerIdentity bool
 	maxPages        int
 	log             *slog.Logger
@@ -141,6 +153,9 @@ func New(baseURL string, opts Options) (*Client, error) {
 	}
 	if opts.SAML != nil && (opts.OAuth2 != nil || opts.User != "") {
 		return nil, errors.New("sap: Options.SAML excludes Options.OAuth2 and Options.User")
+	}
+	if opts.TokenExchange != nil && (opts.SAML != nil || opts.OAuth2 != nil || opts.User != "") {
+		return nil, errors.New("sap: Options.TokenExchange excludes Options.SAML, Options.OAuth2 and Options.User")
 	}
 	ua, err := userAgent(opts.Version)
 	if err != nil {
@@ -188,11 +203,21 @@ func New(baseURL string, opts Options) (*Client, error) {
 			return nil, err
 		}
 	}
+	if opts.TokenExchange != nil {
+		// As with the SAML bearer grant: a session per caller.
+		hc := *c.http
+		hc.Jar = nil
+		c.http = &hc
+		c.csrfPerIdentity = true
+		if c.exchange, err = c.exchangeTokens(opts.TokenExchange); err != nil {
+			return nil, err
+		}
+	}
 	if opts.User != "" {
 		// As http.Request.SetBasicAuth writes it.
 		c.basicAuth = []string{"Basic " + base64.StdEncoding.EncodeToString([]byte(opts.User+":"+opts.Password))}
 	}
-	if c.tokens == nil && c.saml == nil {
+	if c.tokens == nil && c.saml == nil && c.exchange == nil {
 		c.readHeader = http.Header{"Accept": mediaJSON, "Accept-Encoding": encodingGzip, "User-Agent": c.userAgent}
 		if c.basicAuth != nil {
 			c.readHeader["Authorization"] = c.basicAuth

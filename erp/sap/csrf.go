@@ -100,7 +100,10 @@ func (cc *csrfCache) entry(k csrfKey) *csrfEntry {
 // their caller.
 func (c *Client) csrfEntry(ctx context.Context, svc erp.Service) *csrfEntry {
 	k := csrfKey{service: svc}
-	if c.csrfPerIdentity {
+	switch {
+	case c.csrfPerIdentity && c.exchange != nil:
+		k.identity = c.exchange.identity(ctx)
+	case c.csrfPerIdentity:
 		k.identity = c.saml.identity(ctx)
 	}
 	return c.csrf.entry(k)

@@ -115,7 +115,7 @@ func (c *Client) header(ctx, actx context.Context, req *http.Request, r request,
 	call.set(req.Header)
 	// The gateway's own credentials, set last so that nothing else can
 	// put an Authorization header on a request to the ERP.
-	if err := c.authorize(req); err != nil {
+	if err := c.authorize(req, r.call.Service); err != nil {
 		up := r.authError(ctx, actx, err)
 		c.logAttempt(ctx, r, 0, time.Now(), up)
 		return up
