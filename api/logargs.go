@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -17,9 +18,12 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/go-chi/chi/v5"
+
+	"github.com/erpgate/erpgate/errmap"
 )
 
 // An operation's line of the access log (accessLog) is the one entry of
@@ -27,8 +31,9 @@ import (
 // and entity sets it called (erp_calls), status, code, latency
 // (duration_ms), run id, request id and, from the log handler, the trace
 // id. A tool call of /mcp is served by the REST handler and logged there,
-// once (one that /mcp refuses before the operation, for arguments the
-// REST handler cannot be given, is logged at debug by api/mcp). The
+// once; one that /mcp refuses before the operation (an unknown tool,
+// arguments that are not an object, a path argument of the wrong type)
+// has the same one line, which api/mcp writes through LogRefusedCall. The
 // arguments are the path's parameters, the query's and the
 // body's top-level fields, each written as this table says:
 //
@@ -166,4 +171,83 @@ func bodyArg(name string, raw json.RawMessage) slog.Attr {
 		return logArg(name, string(raw), true)
 	}
 	return slog.String(name, redacted(string(raw)))
+}
+
+// RefusedCall is a call of an operation that the MCP endpoint refused
+// before the operation ran, so that no REST request logged it: an unknown
+// tool, arguments that are not a JSON object, a path argument of the
+// wrong type.
+type RefusedCall struct {
+	// Method, Path and Header are the MCP request's: its headers name the
+	// caller, the request id and the run id, as a tool call's do.
+	Method, Path string
+	Header       http.Header
+	// Operation is the tool's name as the call asked for it.
+	Operation string
+	// Args are the call's arguments as they came; arguments that are not
+	// a JSON object are left out of the line.
+	Args json.RawMessage
+	// Code is the refusal's five-field code; the line's status is the
+	// code's.
+	Code string
+	// Start is when the call arrived.
+	Start time.Time
+}
+
+// LogRefusedCall writes the access log's one line of a refused call, at
+// info, as accessLog writes an operation's: its request id, method, path,
+// status, latency, run id, operation, code, caller and arguments as the
+// table above says (an argument whose name is not of the form of an id
+// left out), in ctx's trace. An operation's name not of the form of an id
+// is redacted as free text is; the caller is named only when its
+// credentials are valid.
+func (s *Server) LogRefusedCall(ctx context.Context, c RefusedCall) {
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return
+	}
+	h := c.Header
+	id := h.Get("X-Request-Id")
+	if !headerIDPattern.MatchString(id) {
+		id = newID()
+	}
+	status := http.StatusBadRequest
+	if e, ok := errmap.Lookup(errmap.Code(c.Code)); ok {
+		status = e.Status
+	}
+	attrs := make([]slog.Attr, 0, 10)
+	attrs = append(attrs, slog.String("request_id", id), slog.String("method", c.Method), slog.String("path", c.Path),
+		slog.Int("status", status), slog.Int64("duration_ms", time.Since(c.Start).Milliseconds()))
+	run := h.Get("X-Run-Id")
+	if !headerIDPattern.MatchString(run) {
+		run = h.Get("Mcp-Param-Run-Id")
+	}
+	if headerIDPattern.MatchString(run) {
+		attrs = append(attrs, slog.String("run_id", run))
+	}
+	op := c.Operation
+	if !headerIDPattern.MatchString(op) {
+		op = redacted(op)
+	}
+	attrs = append(attrs, slog.String("operation", op))
+	if c.Code != "" {
+		attrs = append(attrs, slog.String("code", c.Code))
+	}
+	if client, err := s.identify((&http.Request{Header: h}).WithContext(ctx)); err == nil {
+		attrs = append(attrs, slog.String("client", client.Name))
+	}
+	var members map[string]json.RawMessage
+	if json.Unmarshal(c.Args, &members) == nil && len(members) > 0 {
+		args := make([]slog.Attr, 0, len(members))
+		for _, k := range slices.Sorted(maps.Keys(members)) {
+			// A name that is not of the form of an id may be prose: left
+			// out, as it is no argument of the operation.
+			if headerIDPattern.MatchString(k) {
+				args = append(args, bodyArg(k, members[k]))
+			}
+		}
+		if len(args) > 0 {
+			attrs = append(attrs, slog.Attr{Key: "args", Value: slog.GroupValue(args...)})
+		}
+	}
+	s.log.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/errmap"
@@ -55,10 +56,10 @@ const (
 // an integer of at most 15 digits, or a plain string.
 var directID = regexp.MustCompile(`^(?:0|-?[1-9][0-9]{0,14}|"[A-Za-z0-9_.:/-]{1,64}")$`)
 
-// direct serves r when it is a call the direct path can answer, and
-// reports whether it did; when it did not, r is as it came (its body
-// restored) for the SDK.
-func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
+// direct serves r, which arrived at start, when it is a call the direct
+// path can answer, and reports whether it did; when it did not, r is as it
+// came (its body restored) for the SDK.
+func (s *Server) direct(w http.ResponseWriter, r *http.Request, start time.Time) bool {
 	if !directRequest(r) {
 		return false
 	}
@@ -86,7 +87,8 @@ func (s *Server) direct(w http.ResponseWriter, r *http.Request) bool {
 	// again by the calls after this one: neither is kept past the Write.
 	rec := recorders.Get().(*recorder)
 	defer rec.release()
-	ct := callTrace{tool: t.name, spanName: t.spanName, id: idText(id), meta: metaTrace(meta), protocol: r.Header.Get("Mcp-Protocol-Version"), header: r.Header}
+	ct := callTrace{tool: t.name, spanName: t.spanName, id: idText(id), meta: metaTrace(meta), protocol: r.Header.Get("Mcp-Protocol-Version"), header: r.Header,
+		start: start, path: r.URL.Path}
 	status, res, err := s.call(r.Context(), t, args, decoded, r.Header, r.RemoteAddr, rec, &ct)
 	if err != nil {
 		// A protocol error, found before the REST handler ran: the SDK

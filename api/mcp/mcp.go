@@ -18,11 +18,13 @@ import (
 	"log/slog"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/trace"
 
+	restapi "github.com/erpgate/erpgate/api"
 	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/errmap"
 )
@@ -74,10 +76,22 @@ type Server struct {
 	// auth is set when credentials are configured: no operation is
 	// allowed without them.
 	auth bool
+	// logRefused writes the access log's line of a call refused before
+	// its operation ran (LogRefusedCall of the REST handler), or is nil.
+	logRefused func(context.Context, restapi.RefusedCall)
+}
+
+// refusalLogger is a REST handler that writes the access log's line of a
+// call refused before its operation ran, as the gateway's does.
+type refusalLogger interface {
+	LogRefusedCall(context.Context, restapi.RefusedCall)
 }
 
 // New returns a Server whose tools are the operations of doc, each served
-// by api, the gateway's REST handler.
+// by api, the gateway's REST handler. When api writes the access log's line
+// of a call refused before its operation ran (as *api.Server does, with
+// LogRefusedCall), every tools/call the endpoint refuses so has that line,
+// as every call the REST handler serves has its own.
 func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	if api == nil {
 		return nil, fmt.Errorf("mcp: the API handler is required")
@@ -96,6 +110,9 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{api: api, log: opts.Logger, tools: map[string]*tool{}, tracer: opts.Tracer}
+	if l, ok := api.(refusalLogger); ok {
+		s.logRefused = l.LogRefusedCall
+	}
 	var instructions string
 	if doc.Info != nil {
 		instructions = doc.Info.Description
@@ -135,6 +152,7 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 			// A call whose client went away stops, as a REST call does.
 			PropagateRequestCancellation: true})
 	s.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		if s.auth && r.Header.Get("Authorization") == "" && r.Header.Get("X-API-Key") == "" {
 			// No credentials at all: 401 before any JSON-RPC, with the
 			// challenge MCP clients start authorization from and the
@@ -143,13 +161,14 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 			errmap.Write(w, errmap.Map(refusal.Unauthenticated{}))
 			return
 		}
-		if !s.sdkOnly.Load() && s.direct(w, r) {
+		if !s.sdkOnly.Load() && s.direct(w, r, start) {
 			return
 		}
 		// The tool handler sees only the request's headers; the peer
 		// address travels in a header of our own that no client can set.
 		r2 := r.Clone(r.Context())
 		r2.Header.Set(remoteAddrHeader, r.RemoteAddr)
+		r2.Header.Set(pathHeader, r.URL.Path)
 		r2.Header.Del(callIDHeader)
 		// The body, within the SDK's bound, for an argument's header a
 		// client did not mirror (mirror.go) and the id a refusal answers.
@@ -167,9 +186,12 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 				r2.Header.Set(callIDHeader, id)
 			}
 		}
-		rw := &rpcWriter{ResponseWriter: w, r: r2, body: body}
+		rw := &rpcWriter{ResponseWriter: w, r: r2, body: body, tee: s.logRefused != nil}
 		stream.ServeHTTP(rw, r2)
 		rw.finish()
+		if s.logRefused != nil {
+			s.logRPCRefusal(r.Context(), r2, body, rw.teed, start)
+		}
 	})
 	return s, nil
 }
@@ -199,7 +221,7 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 			header = req.Extra.Header
 		}
 		ct := callTrace{tool: t.name, spanName: t.spanName, id: header.Get(callIDHeader), meta: sdkMetaTrace(req.Params.Meta),
-			protocol: header.Get("Mcp-Protocol-Version"), header: header, final: true}
+			protocol: header.Get("Mcp-Protocol-Version"), header: header, final: true, start: time.Now(), path: header.Get(pathHeader)}
 		status, body, err := s.call(ctx, t, req.Params.Arguments, nil, header, header.Get(remoteAddrHeader), &recorder{header: http.Header{}}, &ct)
 		if err != nil {
 			return nil, err
@@ -221,7 +243,8 @@ func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decode
 	ctx = ct.context(ctx)
 	hreq, invalid, err := t.request(ctx, args, decoded, header, remote)
 	if err != nil {
-		s.log.DebugContext(ctx, "mcp tool call refused", "tool", t.name, "error", err)
+		// A protocol error, answered as a JSON-RPC error by the SDK, whose
+		// writer logs the call (logRPCRefusal).
 		if ct.final {
 			_, span := s.startCall(ctx, ct)
 			endCall(span, 0, err)
@@ -232,10 +255,10 @@ func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decode
 	if invalid != nil {
 		// The arguments break the input schema where REST cannot see
 		// it: the same five fields as a REST refusal, as a result.
-		s.log.DebugContext(ctx, "mcp tool call invalid", "tool", t.name, "error", invalid)
 		if span != nil && span.IsRecording() {
 			span.SetAttributes(attrCode.String(string(invalid.Code)))
 		}
+		s.refused(ctx, header, ct, args, invalid.Code)
 		endCall(span, invalid.Status, nil)
 		return invalid.Status, invalid.FitHead().Marshal(), nil
 	}

@@ -51,6 +51,10 @@ type rpcWriter struct {
 	status int
 	held   bytes.Buffer
 	hold   bool
+	// tee keeps what is answered, up to maxTee bytes, in teed: for the
+	// access log of a refused tools/call (logRPCRefusal).
+	tee  bool
+	teed []byte
 }
 
 func (w *rpcWriter) WriteHeader(status int) {
@@ -71,6 +75,9 @@ func (w *rpcWriter) Write(b []byte) (int, error) {
 	}
 	if w.hold {
 		return w.held.Write(b)
+	}
+	if w.tee && len(w.teed) < maxTee {
+		w.teed = append(w.teed, b[:min(len(b), maxTee-len(w.teed))]...)
 	}
 	return w.ResponseWriter.Write(b)
 }
@@ -104,6 +111,9 @@ func (w *rpcWriter) finish() {
 	h.Set("Content-Length", strconv.Itoa(len(out)))
 	w.ResponseWriter.WriteHeader(w.status)
 	_, _ = w.ResponseWriter.Write(out)
+	if w.tee {
+		w.teed = out
+	}
 }
 
 // rpcResponse is a JSON-RPC error response.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
@@ -124,6 +125,10 @@ type callTrace struct {
 	header   http.Header
 	// final says no other path answers the call after this one.
 	final bool
+	// start is when the call arrived, and path the MCP request's path,
+	// for the access log's line of a refusal.
+	start time.Time
+	path  string
 }
 
 // context returns ctx in the call's trace context: params._meta's
