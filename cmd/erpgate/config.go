@@ -43,11 +43,12 @@ type config struct {
 	erpURL           string
 	erpUser          string
 	erpPassword      string
-	erpAuth          string // sap.AuthNone, AuthBasic, AuthMTLS, AuthOAuth2 or AuthSAMLBearer
+	erpAuth          string // sap.AuthNone, AuthBasic, AuthMTLS, AuthOAuth2, AuthSAMLBearer or AuthTokenExchange
 	consoleSecret    []byte
 	erpTLS           *tls.Config // client certificate and CAs for the ERP; nil for the defaults
 	erpOAuth2        *clientcredentials.Config
 	erpSAML          *sap.SAMLBearer
+	erpExchange      *sap.TokenExchange
 	sapClient        string
 	erpTimeout       time.Duration
 	retry            retry.Policy
@@ -81,13 +82,16 @@ type config struct {
 	debugAddr string
 
 	// erpIn holds the ERP credential settings as given; checkERPAuth and
-	// checkERPTLS turn them into erpAuth, erpTLS, erpOAuth2 and erpSAML.
+	// checkERPTLS turn them into erpAuth, erpTLS, erpOAuth2, erpSAML and
+	// erpExchange.
 	erpIn struct {
 		clientCert, clientKey, ca        string
 		tokenURL, clientID, clientSecret string
 		scopes                           string
 		samlIssuer, samlAudience         string
 		samlCert, samlKey, samlUser      string
+		exchangeAudience, exchangeScope  string
+		exchangeSubjectType              string
 	}
 	// approvalRules is the file routing was read from; empty, routing is
 	// the default bands with autoApproveLimit.
@@ -133,21 +137,22 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.erpUser = v })},
 	{"erp-password", "ERPGATE_ERP_PASSWORD", "", "ERP basic-auth password (prefer the environment variable)",
 		secretSetting(func(c *config, v string) { c.erpPassword = v })},
-	{"erp-auth", "ERPGATE_ERP_AUTH", "", "how the gateway authenticates to the ERP: basic, mtls, oauth2, saml-bearer or none (default: basic with -erp-user, else none)",
-		optional(enumSetting(func(c *config, v string) { c.erpAuth = v }, sap.AuthBasic, sap.AuthMTLS, sap.AuthOAuth2, sap.AuthSAMLBearer, sap.AuthNone))},
+	{"erp-auth", "ERPGATE_ERP_AUTH", "", "how the gateway authenticates to the ERP: basic, mtls, oauth2, saml-bearer, token-exchange or none (default: basic with -erp-user, else none)",
+		optional(enumSetting(func(c *config, v string) { c.erpAuth = v }, sap.AuthBasic, sap.AuthMTLS, sap.AuthOAuth2, sap.AuthSAMLBearer,
+			sap.AuthTokenExchange, sap.AuthNone))},
 	{"erp-client-cert", "ERPGATE_ERP_CLIENT_CERT", "", "PEM client certificate file for -erp-auth mtls (X.509 authentication)",
 		textSetting(func(c *config, v string) { c.erpIn.clientCert = v })},
 	{"erp-client-key", "ERPGATE_ERP_CLIENT_KEY", "", "PEM private key file of -erp-client-cert",
 		textSetting(func(c *config, v string) { c.erpIn.clientKey = v })},
 	{"erp-ca", "ERPGATE_ERP_CA", "", "PEM bundle of the CAs the ERP's certificate is checked against, for a private CA; empty: the system's roots",
 		parseERPCA},
-	{"erp-token-url", "ERPGATE_ERP_TOKEN_URL", "", "OAuth 2.0 token endpoint for -erp-auth oauth2 (client credentials grant) and saml-bearer (SAML 2.0 bearer assertion grant)",
+	{"erp-token-url", "ERPGATE_ERP_TOKEN_URL", "", "OAuth 2.0 token endpoint for -erp-auth oauth2 (client credentials grant), saml-bearer (SAML 2.0 bearer assertion grant) and token-exchange (RFC 8693 token exchange)",
 		textSetting(func(c *config, v string) { c.erpIn.tokenURL = v })},
-	{"erp-client-id", "ERPGATE_ERP_CLIENT_ID", "", "OAuth 2.0 client id for -erp-auth oauth2 and saml-bearer",
+	{"erp-client-id", "ERPGATE_ERP_CLIENT_ID", "", "OAuth 2.0 client id for -erp-auth oauth2, saml-bearer and token-exchange",
 		textSetting(func(c *config, v string) { c.erpIn.clientID = v })},
-	{"erp-client-secret", "ERPGATE_ERP_CLIENT_SECRET", "", "OAuth 2.0 client secret for -erp-auth oauth2 and saml-bearer (prefer the environment variable)",
+	{"erp-client-secret", "ERPGATE_ERP_CLIENT_SECRET", "", "OAuth 2.0 client secret for -erp-auth oauth2, saml-bearer and token-exchange (prefer the environment variable)",
 		secretSetting(func(c *config, v string) { c.erpIn.clientSecret = v })},
-	{"erp-scopes", "ERPGATE_ERP_SCOPES", "", "OAuth 2.0 scopes to ask for, separated by commas or spaces; empty: the client's default scopes",
+	{"erp-scopes", "ERPGATE_ERP_SCOPES", "", "OAuth 2.0 scopes to ask for, separated by commas or spaces (with token-exchange, for the gateway's own calls); empty: the client's default scopes",
 		textSetting(func(c *config, v string) { c.erpIn.scopes = v })},
 	{"erp-saml-issuer", "ERPGATE_ERP_SAML_ISSUER", "", "for -erp-auth saml-bearer: the gateway's issuer (entity id) as the ERP trusts it as an identity provider",
 		textSetting(func(c *config, v string) { c.erpIn.samlIssuer = v })},
@@ -159,6 +164,12 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.erpIn.samlKey = v })},
 	{"erp-saml-user", "ERPGATE_ERP_SAML_USER", "", "for -erp-auth saml-bearer: the user asserted for ERP calls made for no caller (start-up checks, re-checks); a caller's own calls assert its name",
 		textSetting(func(c *config, v string) { c.erpIn.samlUser = v })},
+	{"erp-exchange-audience", "ERPGATE_ERP_EXCHANGE_AUDIENCE", "", "for -erp-auth token-exchange: the audience asked for at -erp-token-url, the ERP as the identity provider names it (a client id or an audience URI)",
+		textSetting(func(c *config, v string) { c.erpIn.exchangeAudience = v })},
+	{"erp-exchange-scope", "ERPGATE_ERP_EXCHANGE_SCOPE", sap.DefaultExchangeScope, "for -erp-auth token-exchange: the scope asked for a tool's ERP token, scopes separated by spaces, {operation} the tool's name (get_invoice), {service} the SAP OData service; must name {operation}",
+		textSetting(func(c *config, v string) { c.erpIn.exchangeScope = v })},
+	{"erp-exchange-subject-type", "ERPGATE_ERP_EXCHANGE_SUBJECT_TYPE", "access_token", "for -erp-auth token-exchange: the subject_token_type the caller's token is sent as, access_token or jwt",
+		enumSetting(func(c *config, v string) { c.erpIn.exchangeSubjectType = v }, "access_token", "jwt")},
 	{"sap-client", "ERPGATE_SAP_CLIENT", "", "SAP client (three digits, e.g. 100) sent with every ERP call as the sap-client parameter; empty: the system's default client",
 		parseSAPClient},
 	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt",

@@ -188,8 +188,8 @@ func warnIfOpen(cfg config, logger *slog.Logger) {
 func gatewayConfig(cfg config, public string, logger *slog.Logger) gateway.Config {
 	return gateway.Config{
 		ERPURL: cfg.erpURL, ERPAuth: cfg.erpAuth, ERPUser: cfg.erpUser, ERPPassword: cfg.erpPassword,
-		ERPTLS: cfg.erpTLS, ERPOAuth2: cfg.erpOAuth2, ERPSAML: cfg.erpSAML, SAPClient: cfg.sapClient,
-		Retry: cfg.retry, ERPQuota: cfg.erpQuota,
+		ERPTLS: cfg.erpTLS, ERPOAuth2: cfg.erpOAuth2, ERPSAML: cfg.erpSAML, ERPTokenExchange: cfg.erpExchange,
+		SAPClient: cfg.sapClient, Retry: cfg.retry, ERPQuota: cfg.erpQuota,
 		SimAddr: cfg.simAddr, SimFaults: cfg.simFaults, SimSeed: cfg.simSeed,
 		DatabaseURL: cfg.databaseURL, DataDir: cfg.dataDir, RedisURL: cfg.redisURL,
 		PublicURL: public,

@@ -139,6 +139,7 @@ func checkERPAuth(c *config) []error {
 		"erp-scopes":      in.scopes != "",
 		"erp-saml-issuer": in.samlIssuer != "", "erp-saml-audience": in.samlAudience != "", "erp-saml-cert": in.samlCert != "",
 		"erp-saml-key": in.samlKey != "", "erp-saml-user": in.samlUser != "",
+		"erp-exchange-audience": in.exchangeAudience != "",
 	}
 	refuse := func(why string, names ...string) {
 		for _, n := range names {
@@ -158,20 +159,23 @@ func checkERPAuth(c *config) []error {
 	oauth := []string{"erp-token-url", "erp-client-id", "erp-client-secret", "erp-scopes"}
 	saml := []string{"erp-saml-issuer", "erp-saml-audience", "erp-saml-cert", "erp-saml-key", "erp-saml-user"}
 	scopes := strings.FieldsFunc(in.scopes, func(r rune) bool { return r == ',' || r == ' ' })
+	if c.erpAuth != sap.AuthTokenExchange {
+		refuse("needs -erp-auth token-exchange", "erp-exchange-audience")
+	}
 	switch c.erpAuth {
 	case sap.AuthNone:
 		refuse("needs -erp-auth basic", "erp-user")
 		refuse("needs -erp-auth mtls", mtls...)
-		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth oauth2, saml-bearer or token-exchange", oauth...)
 		refuse("needs -erp-auth saml-bearer", saml...)
 	case sap.AuthBasic:
 		need("must be set for -erp-auth basic", "erp-user")
 		refuse("needs -erp-auth mtls", mtls...)
-		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth oauth2, saml-bearer or token-exchange", oauth...)
 		refuse("needs -erp-auth saml-bearer", saml...)
 	case sap.AuthMTLS:
 		refuse("is for -erp-auth basic, not mtls", "erp-user")
-		refuse("needs -erp-auth oauth2 or saml-bearer", oauth...)
+		refuse("needs -erp-auth oauth2, saml-bearer or token-exchange", oauth...)
 		refuse("needs -erp-auth saml-bearer", saml...)
 		need("must be set for -erp-auth mtls", mtls...)
 		if !strings.HasPrefix(c.erpURL, "https://") {
@@ -205,10 +209,39 @@ func checkERPAuth(c *config) []error {
 		}
 		c.erpSAML = &sap.SAMLBearer{TokenURL: in.tokenURL, ClientID: in.clientID, ClientSecret: in.clientSecret,
 			Scopes: scopes, Issuer: in.samlIssuer, Audience: in.samlAudience, Certificate: pair, User: in.samlUser}
+	case sap.AuthTokenExchange:
+		checkTokenExchange(c, scopes, bad, refuse, need)
 	default:
 		// refused by the parser of -erp-auth
 	}
 	return errs
+}
+
+// checkTokenExchange is checkERPAuth for -erp-auth token-exchange: the
+// callers' access tokens are exchanged, so the gateway must take them
+// (-oauth-issuer); it sets c.erpExchange.
+func checkTokenExchange(c *config, scopes []string, bad func(name, why string), refuse, need func(why string, names ...string)) {
+	in := c.erpIn
+	refuse("is for -erp-auth basic, not token-exchange", "erp-user")
+	refuse("needs -erp-auth mtls", "erp-client-cert", "erp-client-key")
+	refuse("needs -erp-auth saml-bearer", "erp-saml-issuer", "erp-saml-audience", "erp-saml-cert", "erp-saml-key", "erp-saml-user")
+	need("must be set for -erp-auth token-exchange", "erp-token-url", "erp-client-id", "erp-client-secret", "erp-exchange-audience")
+	if in.tokenURL != "" && !absoluteURL(in.tokenURL, "http", "https") {
+		bad("erp-token-url", absoluteHTTPURL)
+	}
+	if c.oauth.issuer == "" {
+		bad("erp-auth", "token-exchange exchanges each caller's OAuth access token for the ERP's, and without -oauth-issuer "+
+			"(ERPGATE_OAUTH_ISSUER) the gateway takes none: set it to the issuer of the agents' access tokens")
+	}
+	if err := sap.CheckExchangeScope(in.exchangeScope); err != nil {
+		bad("erp-exchange-scope", strings.TrimPrefix(err.Error(), "sap: "))
+	}
+	subjectType := sap.TokenTypeAccessToken
+	if in.exchangeSubjectType == "jwt" {
+		subjectType = sap.TokenTypeJWT
+	}
+	c.erpExchange = &sap.TokenExchange{TokenURL: in.tokenURL, ClientID: in.clientID, ClientSecret: in.clientSecret,
+		Audience: in.exchangeAudience, Scope: in.exchangeScope, SubjectTokenType: subjectType, OwnScopes: scopes}
 }
 
 // checkERPTLS reads the client certificate of -erp-auth mtls and the CAs

@@ -44,7 +44,7 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-url":             {good: "https://s4.example.com/", bad: "ftp://s4.example.com", why: "must be an absolute http(s) URL"},
 		"erp-user":            {good: "ERPGATE_SVC"},
 		"erp-password":        {good: "pass word", asGiven: true},
-		"erp-auth":            {good: "mtls", bad: "kerberos", why: "must be basic, mtls, oauth2, saml-bearer or none"},
+		"erp-auth":            {good: "mtls", bad: "kerberos", why: "must be basic, mtls, oauth2, saml-bearer, token-exchange or none"},
 		"erp-client-cert":     {good: certFile}, // read with -erp-client-key: checkERPTLS
 		"erp-client-key":      {good: keyFile},
 		"erp-ca":              {good: certFile, bad: keyFile, why: "CA bundle " + keyFile + " holds no PEM certificate"},
@@ -111,6 +111,11 @@ func TestEverySettingParses(t *testing.T) {
 		"log-level":           {good: "warn", bad: "loud", why: "must be debug, info, warn or error"},
 		"log-format":          {good: "text", bad: "JSON", why: "must be json or text"},
 		"debug-addr":          {good: "localhost:6060", bad: "0.0.0.0:6060", why: "must be a loopback address with a port from 0 to 65535, such as 127.0.0.1:6060"},
+
+		// checked for -erp-auth token-exchange: checkERPAuth
+		"erp-exchange-audience":     {good: "s4-prod"},
+		"erp-exchange-scope":        {good: "s4:{operation}"},
+		"erp-exchange-subject-type": {good: "jwt", bad: "id_token", why: "must be access_token or jwt"},
 	}
 	for _, s := range settings {
 		tt, ok := cases[s.name]

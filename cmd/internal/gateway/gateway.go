@@ -52,7 +52,7 @@ type Config struct {
 	// /sap/opu/odata/sap/). Empty starts the simulated ERP in process.
 	ERPURL string
 	// ERPAuth is how the gateway authenticates to the ERP: sap.AuthNone,
-	// AuthBasic, AuthMTLS, AuthOAuth2 or AuthSAMLBearer. Empty is basic when ERPUser is
+	// AuthBasic, AuthMTLS, AuthOAuth2, AuthSAMLBearer or AuthTokenExchange. Empty is basic when ERPUser is
 	// set, else none.
 	ERPAuth string
 	// ERPUser and ERPPassword are the basic-auth credentials.
@@ -66,6 +66,10 @@ type Config struct {
 	// saml-bearer: each caller's ERP calls are made as the user its name
 	// maps to in the ERP.
 	ERPSAML *sap.SAMLBearer
+	// ERPTokenExchange is the token exchange (RFC 8693) of ERPAuth
+	// token-exchange: each caller's access token is exchanged at the
+	// identity provider for an ERP token narrowed to the tool it calls.
+	ERPTokenExchange *sap.TokenExchange
 	// SAPClient is sent as the sap-client parameter when not empty.
 	SAPClient string
 	// ERPHTTPClient, when set, sends the ERP requests instead of the SAP
@@ -276,6 +280,8 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		erpOpts.OAuth2 = cfg.ERPOAuth2
 	case sap.AuthSAMLBearer:
 		erpOpts.SAML = cfg.ERPSAML
+	case sap.AuthTokenExchange:
+		erpOpts.TokenExchange = cfg.ERPTokenExchange
 	}
 	client, err := sap.New(g.erpURL, erpOpts)
 	if err != nil {
