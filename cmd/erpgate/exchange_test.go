@@ -200,6 +200,25 @@ func TestRunExchangesTheCallersTokenPerTool(t *testing.T) {
 			t.Errorf("exchange %d: %v, want alice's token for %s", i+1, f, scope)
 		}
 	}
+	// A tool call on /mcp takes the same pipeline: its own tool's scope.
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get_supplier","arguments":{"supplier_id":"100042"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+	req.Header.Set("Authorization", "Bearer "+alice)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mcpBody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || strings.Contains(string(mcpBody), `"isError":true`) || !strings.Contains(string(mcpBody), "100042") {
+		t.Fatalf("tools/call get_supplier: %d %s", resp.StatusCode, mcpBody)
+	}
+	if ex = w.exchanges(); len(ex) != 3 || ex[2].Get("scope") != "s4:get_supplier" || ex[2].Get("subject_token") != alice {
+		t.Errorf("the MCP tool call's exchange: %v, want alice's token for s4:get_supplier", ex[len(ex)-1])
+	}
 	served := w.erpRequests()
 	if served == startup {
 		t.Fatal("the ERP got no request for the calls")
