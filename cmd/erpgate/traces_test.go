@@ -135,10 +135,12 @@ func restCall(t *testing.T, base, path, tp string) (int, string) {
 
 // mcpCall sends one tools/call of get_invoice, its trace context in
 // params._meta: in 2026-07-28, which the direct path answers, or in
-// 2025-06-18, where a _meta sends it to the SDK.
+// 2025-06-18 with a member of the protocol's own in _meta, which sends it
+// to the SDK (the direct path leaves such a _meta of an earlier revision
+// to the SDK; the SDK takes this one as it takes any other).
 func mcpCall(t *testing.T, base, protocol, invoice, tp string, id int) string {
 	t.Helper()
-	meta := fmt.Sprintf(`{"traceparent":%q}`, tp)
+	meta := fmt.Sprintf(`{"io.modelcontextprotocol/logLevel":"info","traceparent":%q}`, tp)
 	if protocol == "2026-07-28" {
 		meta = fmt.Sprintf(`{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"traceparent":%q}`, tp)
 	}
