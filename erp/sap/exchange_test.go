@@ -24,7 +24,6 @@ import (
 // caller and the scope, and gives the gateway's own client a token by the
 // client credentials grant.
 type exchangeIdP struct {
-	t   *testing.T
 	srv *httptest.Server
 
 	mu    sync.Mutex
@@ -45,8 +44,8 @@ const (
 	exchangeAudience = "https://s4.example.com/sap"
 )
 
-func newExchangeIdP(t *testing.T) *exchangeIdP {
-	idp := &exchangeIdP{t: t, refused: map[string]bool{}}
+func newExchangeIdP(t testing.TB) *exchangeIdP {
+	idp := &exchangeIdP{refused: map[string]bool{}}
 	idp.srv = httptest.NewServer(http.HandlerFunc(idp.serve))
 	t.Cleanup(idp.srv.Close)
 	return idp
@@ -421,6 +420,26 @@ func TestSubjectTokenNeverPrinted(t *testing.T) {
 	for _, s := range []string{fmt.Sprint(st), fmt.Sprintf("%+v", st), fmt.Sprintf("%#v", st), fmt.Sprint(&st), st.LogValue().String()} {
 		if strings.Contains(s, "secret") {
 			t.Errorf("printed as %q", s)
+		}
+	}
+}
+
+// BenchmarkTokenExchangeCached is what a request pays for its token once
+// the exchange is kept: a hash of the caller's token and a cache look-up.
+func BenchmarkTokenExchangeCached(b *testing.B) {
+	idp := newExchangeIdP(b)
+	c, err := New("https://s4.example.com", Options{TokenExchange: idp.config()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := agentCall(callerJWT("alice", time.Now().Add(time.Hour)), "get_invoice")
+	if _, err := c.exchange.Token(ctx, erp.ServiceSupplierInvoice); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.exchange.Token(ctx, erp.ServiceSupplierInvoice); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
