@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"net/http/httptrace"
 	"sync"
 	"time"
 
@@ -33,13 +34,13 @@ const (
 const DefaultQuotaWait = 250 * time.Millisecond
 
 // QuotaGuard is added to the second over which the calls toward a
-// service are counted: a call is sent only when the ceiling's worth of
-// calls before it were sent at least 1 s and QuotaGuard ago. It covers
-// the difference in transit between two calls, from the moment the quota
-// lets them go to their arrival at the ERP (building the request, a new
-// connection, the scheduling of a busy process, the answer of a shared
-// Redis), so that the ERP, too, never sees more than the ceiling in a
-// second. It costs 5 % of the rate's throughput at most.
+// service are counted: a request is let go only when fewer than the
+// ceiling's worth were written to the ERP in the 1 s and QuotaGuard
+// before it. A request is counted from when the quota lets it go until it
+// is written (a new connection, a busy process) and from then on by the
+// time it was written, so the guard only covers its way from there to the
+// ERP: the network, and the ERP's own scheduling. It costs 5 % of the
+// rate's throughput at most.
 const QuotaGuard = 50 * time.Millisecond
 
 // QuotaSettings is the ceiling of the calls toward each ERP service, the
@@ -85,9 +86,23 @@ func (s QuotaSettings) window() (n int, span, interval time.Duration) {
 type Quota interface {
 	// Acquire takes a slot toward svc for an attempt that runs at most
 	// hold, waiting at most wait for it. It returns the function that
-	// gives the slot back, or a *QuotaRefusal, or ctx's error when ctx
-	// ended while it waited.
-	Acquire(ctx context.Context, svc Service, wait, hold time.Duration) (release func(), err error)
+	// notes the attempt's request as written to the ERP (the Runner calls
+	// it from net/http's httptrace; more calls than one are ignored) and
+	// the one that gives the slot back, which notes the request as
+	// written then if it was not noted before; or a *QuotaRefusal, or
+	// ctx's error when ctx ended while it waited.
+	Acquire(ctx context.Context, svc Service, wait, hold time.Duration) (sent, release func(), err error)
+}
+
+// withSent returns ctx with the trace that calls sent when a request made
+// with it was written whole to its connection: the moment the ERP's
+// quota counts it from.
+func withSent(ctx context.Context, sent func()) context.Context {
+	return httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) {
+		if i.Err == nil {
+			sent()
+		}
+	}})
 }
 
 // QuotaRefusal is a Quota's refusal of a slot: which limit, and how long
@@ -139,10 +154,14 @@ type localSlots struct {
 	inFlight *semaphore.Weighted // nil without a ceiling
 	mu       sync.Mutex
 	next     time.Time // when the next attempt may start, spaced
-	// sent is the log of the last sends, at most n, in the order they
-	// were sent; once full, a ring whose oldest is sent[head].
-	sent []time.Time
-	head int
+	// sent is the log of the requests written in the last span, in the
+	// order they were written, a ring whose oldest is sent[head]; pending
+	// counts the ones let go and not written yet, which count as written
+	// now. Together they are never more than n.
+	sent    []time.Time
+	head    int
+	count   int
+	pending int
 }
 
 func (q *LocalQuota) get(svc Service) *localSlots {
@@ -173,38 +192,67 @@ func (s *localSlots) reserve(now time.Time, interval, wait time.Duration) (start
 	return start, true
 }
 
-// send notes a send now, when fewer than n were sent in the span before
-// it; otherwise it returns when the oldest of the last n leaves the span.
-// The time is read under the lock, so the log is in order.
-func (s *localSlots) send(n int, span time.Duration) (now, free time.Time, ok bool) {
+// expire drops from the log the requests written span or longer before
+// now. s.mu is held.
+func (s *localSlots) expire(now time.Time, span time.Duration) {
+	for s.count > 0 && now.Sub(s.sent[s.head]) >= span {
+		s.head = (s.head + 1) % len(s.sent)
+		s.count--
+	}
+}
+
+// admit lets a request go when fewer than n were written in the span
+// before now or are on their way; otherwise it returns when one is sure to
+// have left the span (a request on its way leaves it a span after it is
+// written, so a span from now at the earliest). The time is read under
+// the lock, so the log is in order.
+func (s *localSlots) admit(n int, span time.Duration) (now, free time.Time, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now = time.Now()
-	if len(s.sent) < n {
-		s.sent = append(s.sent, now)
+	s.expire(now, span)
+	switch {
+	case s.count+s.pending < n:
+		s.pending++
 		return now, now, true
+	case s.count > 0:
+		return now, s.sent[s.head].Add(span), false
 	}
-	if oldest := s.sent[s.head]; now.Sub(oldest) < span {
-		return now, oldest.Add(span), false
+	return now, now.Add(span), false
+}
+
+// wrote notes a request let go by admit as written now, and returns now.
+func (s *localSlots) wrote(span time.Duration) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.expire(now, span)
+	s.pending--
+	if s.count == len(s.sent) {
+		// Grown as the requests come, never past 2n: count+pending <= n.
+		grown := make([]time.Time, max(2*len(s.sent), 8))
+		k := copy(grown, s.sent[s.head:])
+		copy(grown[k:], s.sent[:s.head])
+		s.sent, s.head = grown, 0
 	}
-	s.sent[s.head] = now
-	s.head = (s.head + 1) % n
-	return now, now, true
+	s.sent[(s.head+s.count)%len(s.sent)] = now
+	s.count++
+	return now
 }
 
 // Acquire implements Quota: an in-flight slot first, then the start of
 // the attempt, which is waited for while the in-flight slot is held.
-func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Duration) (func(), error) {
+func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Duration) (sent, release func(), err error) {
 	s := q.get(svc)
 	begin := time.Now()
-	release := func() {}
+	release = func() {}
 	if s.inFlight != nil {
 		if !s.inFlight.TryAcquire(1) {
 			if err := acquireWithin(ctx, s.inFlight, wait); err != nil {
 				if ctx.Err() != nil {
-					return nil, ctx.Err()
+					return nil, nil, ctx.Err()
 				}
-				return nil, &QuotaRefusal{Service: svc, Limit: QuotaInFlight, RetryAfter: time.Second}
+				return nil, nil, &QuotaRefusal{Service: svc, Limit: QuotaInFlight, RetryAfter: time.Second}
 			}
 		}
 		var once sync.Once
@@ -213,17 +261,24 @@ func (q *LocalQuota) Acquire(ctx context.Context, svc Service, wait, _ time.Dura
 	if q.n > 0 {
 		if err := q.pace(ctx, s, svc, begin, wait); err != nil {
 			release()
-			return nil, err
+			return nil, nil, err
+		}
+		var once sync.Once
+		sent = func() { once.Do(func() { s.wrote(q.span) }) }
+		inFlight := release
+		release = func() {
+			sent()
+			inFlight()
 		}
 	}
-	return release, nil
+	return sent, release, nil
 }
 
 // pace lets an attempt toward svc go when the rate allows it, within wait
 // of begin: at its turn among the starts spaced q.interval apart, and then
-// only when the log of the last sends says so, checked as it goes (a wait
-// that ended late, or an earlier send that went late, would otherwise
-// crowd more than n sends into a span).
+// only when the log of the requests written says so, checked as it goes
+// (a wait that ended late, or an earlier request written late, would
+// otherwise crowd more than n into a span).
 func (q *LocalQuota) pace(ctx context.Context, s *localSlots, svc Service, begin time.Time, wait time.Duration) error {
 	now := time.Now()
 	start, ok := s.reserve(now, q.interval, wait-now.Sub(begin))
@@ -236,7 +291,7 @@ func (q *LocalQuota) pace(ctx context.Context, s *localSlots, svc Service, begin
 		}
 	}
 	for {
-		now, free, ok := s.send(q.n, q.span)
+		now, free, ok := s.admit(q.n, q.span)
 		if ok {
 			return nil
 		}
@@ -266,10 +321,10 @@ const quotaHold = 5 * time.Second
 // takeQuota takes the slot of the call's n-th attempt from the Policy's
 // Quota, waiting at most the quota's wait and never past the call's
 // deadline. Without a Quota it is free.
-func (r *Runner) takeQuota(ctx context.Context, call Call) (func(), error) {
+func (r *Runner) takeQuota(ctx context.Context, call Call) (sent, release func(), err error) {
 	q := r.policy.Quota
 	if q == nil {
-		return func() {}, nil
+		return nil, func() {}, nil
 	}
 	wait := r.policy.QuotaWait
 	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"math/rand/v2"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -44,19 +45,21 @@ func (q *RedisQuota) Settings() QuotaSettings { return q.s }
 // The answers of rateScript.
 const (
 	paceRefused = 0 // the first free start is too far ahead: {0, µs until it}
-	paceSent    = 1 // the attempt may be sent now, and is in the log
+	paceLet     = 1 // the attempt may go now, and is on its way
 	paceStart   = 2 // a start was reserved: {2, µs until it}, then ask again
-	paceLog     = 3 // the log is full: {3, µs until its oldest leaves the span}
+	paceLog     = 3 // the log is full: {3, µs until one leaves the span}
 )
 
 // rateScript is LocalQuota.pace in Redis, for a service whose next start
-// is at KEYS[1] and whose log of sends is the sorted set KEYS[2] (scores
-// in µs of Redis's clock). With ARGV[2] >= 0 it first reserves the next
-// start, spaced ARGV[1] µs apart, at most ARGV[2] µs ahead; a start ahead
-// is waited for by the replica, which then asks again with ARGV[2] = -1.
-// The send is let go, and noted as ARGV[5], when fewer than ARGV[3] were
-// sent in the ARGV[4] µs before it. Scores and times go through
-// string.format, as Lua would write them with too few digits.
+// is at KEYS[1], whose log of requests written is the sorted set KEYS[2]
+// and whose requests on their way are the sorted set KEYS[3] (scores in
+// µs of Redis's clock: when written, when the way's lease ends). With
+// ARGV[2] >= 0 it first reserves the next start, spaced ARGV[1] µs apart,
+// at most ARGV[2] µs ahead; a start ahead is waited for by the replica,
+// which then asks again with ARGV[2] = -1. The request ARGV[5] is let go,
+// on its way for ARGV[6] µs at most, when fewer than ARGV[3] were written
+// in the ARGV[4] µs before now or are on their way. Scores and times go
+// through string.format, as Lua would write them with too few digits.
 var rateScript = redis.NewScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
@@ -72,13 +75,27 @@ if most >= 0 then
 end
 local span = tonumber(ARGV[4])
 redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', string.format('%d', now - span))
-if redis.call('ZCARD', KEYS[2]) < tonumber(ARGV[3]) then
-  redis.call('ZADD', KEYS[2], string.format('%d', now), ARGV[5])
-  redis.call('PEXPIRE', KEYS[2], math.floor(span / 1000) + 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('%d', now))
+if redis.call('ZCARD', KEYS[2]) + redis.call('ZCARD', KEYS[3]) < tonumber(ARGV[3]) then
+  local lease = tonumber(ARGV[6])
+  redis.call('ZADD', KEYS[3], string.format('%d', now + lease), ARGV[5])
+  redis.call('PEXPIRE', KEYS[3], math.floor(lease / 1000) + 1000)
   return {1, 0}
 end
 local oldest = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
+if #oldest == 0 then return {3, span} end
 return {3, tonumber(oldest[2]) + span - now}
+`)
+
+// wroteScript notes the request ARGV[1], on its way in KEYS[2], as
+// written now in the log KEYS[1] of the last ARGV[2] µs.
+var wroteScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+redis.call('ZREM', KEYS[2], ARGV[1])
+redis.call('ZADD', KEYS[1], string.format('%d', now), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], math.floor(tonumber(ARGV[2]) / 1000) + 1000)
+return 1
 `)
 
 // inFlightScript takes one of ARGV[1] slots of a service, held by member
@@ -100,17 +117,17 @@ const redisPoll = 10 * time.Millisecond
 
 // Acquire implements Quota: the replica's own slot, then the shared
 // in-flight slot, then the shared start of the attempt, all within wait.
-func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.Duration) (func(), error) {
+func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.Duration) (sent, release func(), err error) {
 	begin := time.Now()
-	local, err := q.local.Acquire(ctx, svc, wait, hold)
+	_, local, err := q.local.Acquire(ctx, svc, wait, hold)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	refuse := func(limit string, after time.Duration, err error) (func(), error) {
+	refuse := func(limit string, after time.Duration, err error) (func(), func(), error) {
 		local()
-		return nil, &QuotaRefusal{Service: svc, Limit: limit, RetryAfter: after, Err: err}
+		return nil, nil, &QuotaRefusal{Service: svc, Limit: limit, RetryAfter: after, Err: err}
 	}
-	release := local
+	release = local
 	if q.s.InFlight > 0 {
 		key := q.prefix + "quota:inflight:" + string(svc)
 		member := slotID()
@@ -119,7 +136,7 @@ func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.D
 			if err != nil {
 				if ctx.Err() != nil {
 					local()
-					return nil, ctx.Err()
+					return nil, nil, ctx.Err()
 				}
 				return refuse(QuotaUnavailable, time.Second, err)
 			}
@@ -132,7 +149,7 @@ func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.D
 			}
 			if err := sleep(ctx, pause); err != nil {
 				local()
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		release = func() {
@@ -145,24 +162,45 @@ func (q *RedisQuota) Acquire(ctx context.Context, svc Service, wait, hold time.D
 		}
 	}
 	if q.n > 0 {
-		if err := q.pace(ctx, svc, begin, wait); err != nil {
+		// One hash slot for the keys, as a script's keys must be in Redis
+		// Cluster.
+		tag := q.prefix + "quota:{" + string(svc) + "}:"
+		keys := []string{tag + "next", tag + "sent", tag + "pending"}
+		member := strconv.FormatUint(rand.Uint64(), 36)
+		if err := q.pace(ctx, svc, keys, member, begin, wait, hold); err != nil {
 			release()
-			return nil, err
+			return nil, nil, err
+		}
+		var once sync.Once
+		sent = func() {
+			once.Do(func() {
+				// Noted on a context of its own, after the attempt's
+				// request; until it is, the request counts as on its way,
+				// which holds a place in the log just the same.
+				go func() {
+					rctx, cancel := context.WithTimeout(context.Background(), time.Second)
+					defer cancel()
+					_ = wroteScript.Run(rctx, q.client, keys[1:], member, ceilMicros(q.span)).Err()
+				}()
+			})
+		}
+		inFlight := release
+		release = func() {
+			sent()
+			inFlight()
 		}
 	}
-	return release, nil
+	return sent, release, nil
 }
 
-// pace lets an attempt toward svc go when the shared rate allows it,
-// within wait of begin (rateScript).
-func (q *RedisQuota) pace(ctx context.Context, svc Service, begin time.Time, wait time.Duration) error {
-	// One hash slot for both keys, as a script's keys must be in Redis
-	// Cluster.
-	keys := []string{q.prefix + "quota:{" + string(svc) + "}:next", q.prefix + "quota:{" + string(svc) + "}:sent"}
+// pace lets the attempt member toward svc go when the shared rate allows
+// it, within wait of begin (rateScript); it is on its way for hold and
+// the span at most, should its replica never say it was written.
+func (q *RedisQuota) pace(ctx context.Context, svc Service, keys []string, member string, begin time.Time, wait, hold time.Duration) error {
 	most := max(wait-time.Since(begin), 0).Microseconds()
-	member := strconv.FormatUint(rand.Uint64(), 36)
+	lease := ceilMicros(hold + q.span)
 	for {
-		res, err := rateScript.Run(ctx, q.client, keys, ceilMicros(q.interval), most, q.n, ceilMicros(q.span), member).Int64Slice()
+		res, err := rateScript.Run(ctx, q.client, keys, ceilMicros(q.interval), most, q.n, ceilMicros(q.span), member, lease).Int64Slice()
 		if err != nil || len(res) != 2 {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -171,7 +209,7 @@ func (q *RedisQuota) pace(ctx context.Context, svc Service, begin time.Time, wai
 		}
 		d := time.Duration(res[1]) * time.Microsecond
 		switch res[0] {
-		case paceSent:
+		case paceLet:
 			return nil
 		case paceRefused:
 			return &QuotaRefusal{Service: svc, Limit: QuotaRate, RetryAfter: d}

@@ -30,39 +30,56 @@ func TestQuotaWindow(t *testing.T) {
 	}
 }
 
-// TestQuotaLogNeverCrowds: sends noted at once, as many callers would
-// after a late wake-up, are let go only while the log holds fewer than n
-// in the span; then each is let go exactly when the n-th before it has
-// left the span.
+// TestQuotaLogNeverCrowds: the log lets a request go only while fewer
+// than n were written in the span before it or are on their way; one on
+// its way holds its place until it is written, and from then on by the
+// time it was written; a request is let go exactly when the n-th written
+// before it has left the span.
 func TestQuotaLogNeverCrowds(t *testing.T) {
 	const n, span = 3, 50 * time.Millisecond
 	s := &localSlots{}
-	var sent []time.Time
 	for i := range n {
-		now, _, ok := s.send(n, span)
-		if !ok {
-			t.Fatalf("send %d refused with %d in the log", i+1, i)
+		if _, _, ok := s.admit(n, span); !ok {
+			t.Fatalf("request %d refused with %d on their way", i+1, i)
 		}
-		sent = append(sent, now)
+	}
+	now, free, ok := s.admit(n, span)
+	if ok {
+		t.Fatal("a fourth request was let go while three were on their way")
+	}
+	if want := now.Add(span); !free.Equal(want) {
+		t.Errorf("with every place on its way, free at %v, want a span from now, %v", free, want)
+	}
+	// Written late, as after a new connection: each counts from then.
+	time.Sleep(2 * span)
+	var written []time.Time
+	for range n {
+		written = append(written, s.wrote(span))
+	}
+	if _, _, ok := s.admit(n, span); ok {
+		t.Fatal("a request was let go while three were written just now")
 	}
 	refused := 0
-	for len(sent) < 3*n {
-		now, free, ok := s.send(n, span)
-		oldest := sent[len(sent)-n]
+	for len(written) < 4*n {
+		now, free, ok := s.admit(n, span)
+		oldest := written[len(written)-n]
 		if left := now.Sub(oldest) >= span; ok != left {
-			t.Fatalf("send %d let go %v, %v after the %d-th before it (span %v)", len(sent)+1, ok, now.Sub(oldest), n, span)
+			t.Fatalf("request %d let go %v, %v after the %d-th written before it (span %v)", len(written)+1, ok, now.Sub(oldest), n, span)
 		}
 		if ok {
-			sent = append(sent, now)
+			written = append(written, s.wrote(span))
 			continue
 		}
 		refused++
 		if want := oldest.Add(span); !free.Equal(want) {
-			t.Fatalf("send %d: free at %v, want %v", len(sent)+1, free, want)
+			t.Fatalf("request %d: free at %v, want %v", len(written)+1, free, want)
 		}
 		time.Sleep(time.Until(free))
 	}
 	if refused == 0 {
-		t.Error("no send was held back")
+		t.Error("no request was held back")
+	}
+	if s.pending != 0 || s.count > n {
+		t.Errorf("%d on their way and %d in the log, want none and at most %d", s.pending, s.count, n)
 	}
 }

@@ -314,9 +314,10 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 		// The quota's slot is taken before the attempt, unless the open
 		// breaker refuses it anyway.
 		release := func() {}
+		var wrote func() // nil without a ceiling of the rate
 		if p.Quota != nil && !br.open() {
 			var qerr error
-			if release, qerr = r.takeQuota(ctx, call); qerr != nil {
+			if wrote, release, qerr = r.takeQuota(ctx, call); qerr != nil {
 				if last != nil && unconfirmed {
 					return fail(last, attempt-1)
 				}
@@ -330,7 +331,7 @@ func (r *Runner) Do(ctx context.Context, call Call, fn func(ctx context.Context)
 			}
 		}
 		sent := p.Now()
-		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn, attempt, br) })
+		err := br.run(ctx, classify, func() error { return r.attempt(ctx, call, classify, fn, attempt, br, wrote) })
 		release()
 		if err == nil {
 			return nil
@@ -444,10 +445,14 @@ func (r *Runner) reconcile(ctx context.Context, call Call, classify func(error, 
 }
 
 // attempt runs fn once under the attempt timeout: the call's n-th
-// attempt, through br.
-func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error, n int, br *breaker) error {
+// attempt, through br. wrote, when the quota gave one, is told when the
+// attempt's request is written (withSent).
+func (r *Runner) attempt(ctx context.Context, call Call, classify func(error, bool) Class, fn func(ctx context.Context) error, n int, br *breaker, wrote func()) error {
 	actx, cancel := attemptContext(ctx, r.policy.attemptTimeout(call.Write))
 	defer cancel()
+	if wrote != nil {
+		actx = withSent(actx, wrote)
+	}
 	var span trace.Span
 	if r.policy.Tracer != nil && trace.SpanContextFromContext(ctx).IsValid() {
 		actx, span = r.startAttempt(actx, call, n, br)

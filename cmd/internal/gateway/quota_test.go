@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -81,7 +82,7 @@ func TestERPQuotaAcrossReplicas(t *testing.T) {
 					ok++
 				case resp.StatusCode == http.StatusTooManyRequests && e.Code == "RATE_LIMITED" && e.Retryable &&
 					e.Details["reason"] == "erp_quota" && e.Details["service"] == "purchase_order" &&
-					e.Details["retry_after_s"] == float64(1) && resp.Header.Get("Retry-After") == "1":
+					retryAfter(e.Details) >= 1 && resp.Header.Get("Retry-After") == fmt.Sprint(retryAfter(e.Details)):
 					refused++
 					// An agent holds the invoice for retry_after_s; these
 					// callers come back sooner, to keep the ERP's ceiling
@@ -107,16 +108,8 @@ func TestERPQuotaAcrossReplicas(t *testing.T) {
 		}
 	}
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	// The busiest 1 s window starts at an arrival. A request arrives a
-	// little after the start the quota gave it, so a window may take one
-	// more at its edge, and the ones that a delay crowded into it: the
-	// way from the quota's start to the ERP goes through Redis's answer,
-	// a timer and the simulator's handler, under -race on a machine
-	// shared with other tests, where 150 ms were seen. So the tolerance is
-	// rate/5 + 1 (200 ms of delay at the ceiling's spacing, and the edge);
-	// retry's own tests, with a shorter way, allow rate/10 + 1. The total
-	// from the first arrival to the last is held to the ceiling too: n
-	// starts spaced 1/rate apart span (n-1)/rate.
+	// The busiest 1 s window starts at an arrival: no window, wherever it
+	// starts, may hold more than the ceiling.
 	busiest := 0
 	for i, j := 0, 0; i < len(at); i++ {
 		for j < len(at) && at[j].Sub(at[i]) < time.Second {
@@ -125,14 +118,10 @@ func TestERPQuotaAcrossReplicas(t *testing.T) {
 		busiest = max(busiest, j-i)
 	}
 	span := at[len(at)-1].Sub(at[0])
-	tolerance := rate/5 + 1
-	t.Logf("two replicas, ceiling %d/s: %d answered, %d RATE_LIMITED; the ERP saw %d purchase order requests in %v, at most %d in any 1 s window (tolerance %d)",
-		rate, ok, refused, len(at), span.Round(time.Millisecond), busiest, tolerance)
-	if busiest > rate+tolerance {
-		t.Errorf("the ERP saw %d requests in one second, ceiling %d (+%d)", busiest, rate, tolerance)
-	}
-	if most := int(rate*span.Seconds()) + 1 + tolerance; len(at) > most {
-		t.Errorf("the ERP saw %d requests in %v, more than %d", len(at), span, most)
+	t.Logf("two replicas, ceiling %d/s: %d answered, %d RATE_LIMITED; the ERP saw %d purchase order requests in %v, at most %d in any 1 s window",
+		rate, ok, refused, len(at), span.Round(time.Millisecond), busiest)
+	if busiest > rate {
+		t.Errorf("the ERP saw %d requests in one second, ceiling %d", busiest, rate)
 	}
 	if ok < int(rate*run.Seconds()*0.7) {
 		t.Errorf("%d calls answered in %v: the quota let through less than 70 %% of its ceiling", ok, run)
@@ -151,6 +140,16 @@ func TestERPQuotaAcrossReplicas(t *testing.T) {
 
 // refusedCount reads erpgate_erp_quota_refused_total{service} from the
 // gateway's /metrics.
+// retryAfter is a refusal's details.retry_after_s, 0 when it is not a
+// whole number of seconds.
+func retryAfter(details map[string]any) int {
+	f, ok := details["retry_after_s"].(float64)
+	if !ok || f != float64(int(f)) {
+		return 0
+	}
+	return int(f)
+}
+
 func refusedCount(t *testing.T, gw *Gateway, service string) float64 {
 	t.Helper()
 	rec := httptest.NewRecorder()
