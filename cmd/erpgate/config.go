@@ -92,6 +92,7 @@ type config struct {
 		samlCert, samlKey, samlUser      string
 		exchangeAudience, exchangeScope  string
 		exchangeSubjectType              string
+		exchangeKeyCallers               string
 	}
 	// approvalRules is the file routing was read from; empty, routing is
 	// the default bands with autoApproveLimit.
@@ -170,6 +171,8 @@ var settings = []setting{
 		textSetting(func(c *config, v string) { c.erpIn.exchangeScope = v })},
 	{"erp-exchange-subject-type", "ERPGATE_ERP_EXCHANGE_SUBJECT_TYPE", "access_token", "for -erp-auth token-exchange: the subject_token_type the caller's token is sent as, access_token or jwt",
 		enumSetting(func(c *config, v string) { c.erpIn.exchangeSubjectType = v }, "access_token", "jwt")},
+	{"erp-exchange-key-callers", "ERPGATE_ERP_EXCHANGE_KEY_CALLERS", "refuse", "for -erp-auth token-exchange: what a caller known by an API key (a person in the console, an agent with a key) gets toward the ERP, which has no token to exchange: refuse (UNAUTHENTICATED) or gateway (the gateway's own token, the caller named only in X-Erpgate-Caller)",
+		enumSetting(func(c *config, v string) { c.erpIn.exchangeKeyCallers = v }, "refuse", "gateway")},
 	{"sap-client", "ERPGATE_SAP_CLIENT", "", "SAP client (three digits, e.g. 100) sent with every ERP call as the sap-client parameter; empty: the system's default client",
 		parseSAPClient},
 	{"erp-timeout", "ERPGATE_ERP_TIMEOUT", "3s", "timeout of one ERP call attempt",

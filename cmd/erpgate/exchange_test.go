@@ -285,6 +285,13 @@ func TestConfigTokenExchange(t *testing.T) {
 	if err != nil || c.erpExchange.SubjectTokenType != "urn:ietf:params:oauth:token-type:jwt" || c.erpExchange.Scope != "api://s4/{operation} {service}" {
 		t.Fatalf("token-exchange with jwt: %+v, %v", c.erpExchange, err)
 	}
+	if c.erpExchange.KeyCallersAsGateway {
+		t.Fatal("API key callers go through as the gateway without being told to")
+	}
+	c, err = parse(env, append(good, "-erp-exchange-key-callers", "gateway")...)
+	if err != nil || !c.erpExchange.KeyCallersAsGateway {
+		t.Fatalf("token-exchange with -erp-exchange-key-callers gateway: %+v, %v", c.erpExchange, err)
+	}
 	without := func(name string) []string {
 		var out []string
 		for i := 0; i < len(good); i += 2 {
@@ -311,6 +318,8 @@ func TestConfigTokenExchange(t *testing.T) {
 		{"an audience with oauth2", env, []string{"-erp-auth", "oauth2", "-erp-token-url", "https://idp.example.com/token",
 			"-erp-client-id", "c", "-erp-exchange-audience", "s4"}, []string{"-erp-exchange-audience"}},
 		{"a user with token-exchange", env, append(good, "-erp-user", "u"), []string{"-erp-user"}},
+		{"key callers as the gateway with oauth2", env, []string{"-erp-auth", "oauth2", "-erp-token-url", "https://idp.example.com/token",
+			"-erp-client-id", "c", "-erp-exchange-key-callers", "gateway"}, []string{"-erp-exchange-key-callers"}},
 	}
 	for _, tt := range bad {
 		_, err := parse(tt.env, tt.args...)

@@ -139,7 +139,7 @@ func checkERPAuth(c *config) []error {
 		"erp-scopes":      in.scopes != "",
 		"erp-saml-issuer": in.samlIssuer != "", "erp-saml-audience": in.samlAudience != "", "erp-saml-cert": in.samlCert != "",
 		"erp-saml-key": in.samlKey != "", "erp-saml-user": in.samlUser != "",
-		"erp-exchange-audience": in.exchangeAudience != "",
+		"erp-exchange-audience": in.exchangeAudience != "", "erp-exchange-key-callers": in.exchangeKeyCallers == "gateway",
 	}
 	refuse := func(why string, names ...string) {
 		for _, n := range names {
@@ -160,7 +160,7 @@ func checkERPAuth(c *config) []error {
 	saml := []string{"erp-saml-issuer", "erp-saml-audience", "erp-saml-cert", "erp-saml-key", "erp-saml-user"}
 	scopes := strings.FieldsFunc(in.scopes, func(r rune) bool { return r == ',' || r == ' ' })
 	if c.erpAuth != sap.AuthTokenExchange {
-		refuse("needs -erp-auth token-exchange", "erp-exchange-audience")
+		refuse("needs -erp-auth token-exchange", "erp-exchange-audience", "erp-exchange-key-callers")
 	}
 	switch c.erpAuth {
 	case sap.AuthNone:
@@ -241,7 +241,8 @@ func checkTokenExchange(c *config, scopes []string, bad func(name, why string), 
 		subjectType = sap.TokenTypeJWT
 	}
 	c.erpExchange = &sap.TokenExchange{TokenURL: in.tokenURL, ClientID: in.clientID, ClientSecret: in.clientSecret,
-		Audience: in.exchangeAudience, Scope: in.exchangeScope, SubjectTokenType: subjectType, OwnScopes: scopes}
+		Audience: in.exchangeAudience, Scope: in.exchangeScope, SubjectTokenType: subjectType, OwnScopes: scopes,
+		KeyCallersAsGateway: in.exchangeKeyCallers == "gateway"}
 }
 
 // checkERPTLS reads the client certificate of -erp-auth mtls and the CAs

@@ -116,6 +116,7 @@ func TestEverySettingParses(t *testing.T) {
 		"erp-exchange-audience":     {good: "s4-prod"},
 		"erp-exchange-scope":        {good: "s4:{operation}"},
 		"erp-exchange-subject-type": {good: "jwt", bad: "id_token", why: "must be access_token or jwt"},
+		"erp-exchange-key-callers":  {good: "gateway", bad: "allow", why: "must be refuse or gateway"},
 	}
 	for _, s := range settings {
 		tt, ok := cases[s.name]

@@ -33,7 +33,8 @@ import (
 // A call without a subject token is one of two kinds. A caller known by an
 // API key has no token to exchange: its calls to the ERP are refused
 // (erp.CallerCredentialError, reason erp.CredentialTokenRequired) before
-// any request, never sent as a technical user. A call of the gateway's
+// any request, never sent as a technical user, unless KeyCallersAsGateway
+// says the operator lets them through with the gateway's own token. A call of the gateway's
 // own (the start-up read of the services' $metadata, the scheduled
 // re-check of held invoices) names no caller at all: it is made with a
 // token of the gateway's own client, the client credentials grant at the
@@ -60,6 +61,11 @@ type TokenExchange struct {
 	// OwnScopes are asked for with the gateway's own token; empty, the
 	// client's default scopes.
 	OwnScopes []string
+	// KeyCallersAsGateway lets a caller known by an API key (a person in
+	// the console, an agent with a key) reach the ERP with the gateway's
+	// own token, its name only in the X-Erpgate-Caller header: an
+	// operator's choice, off by default.
+	KeyCallersAsGateway bool
 }
 
 // Token type identifiers of RFC 8693, section 3.
@@ -184,7 +190,7 @@ func (x *exchangeTokens) identity(ctx context.Context) string {
 func (x *exchangeTokens) Token(ctx context.Context, svc erp.Service) (*oauth2.Token, error) {
 	st, ok := erp.SubjectTokenFrom(ctx)
 	if !ok {
-		if erp.CallerFrom(ctx) != (erp.Caller{}) {
+		if erp.CallerFrom(ctx) != (erp.Caller{}) && !x.cfg.KeyCallersAsGateway {
 			return nil, &erp.CallerCredentialError{Reason: erp.CredentialTokenRequired}
 		}
 		return x.own.Token()

@@ -362,6 +362,33 @@ func TestTokenExchangeWithoutACallersToken(t *testing.T) {
 	}
 }
 
+// TestTokenExchangeKeyCallersAsGateway: with the operator's consent, a
+// caller known by an API key reaches the ERP with the gateway's own token,
+// named only in X-Erpgate-Caller; nothing is exchanged for it.
+func TestTokenExchangeKeyCallersAsGateway(t *testing.T) {
+	idp := newExchangeIdP(t)
+	f := newFake(t, respond(http.StatusOK, okJSON))
+	cfg := idp.config()
+	cfg.KeyCallersAsGateway = true
+	c := f.client(Options{TokenExchange: cfg})
+
+	keyCaller := erp.WithCaller(context.Background(), erp.Caller{Name: "m.keller"})
+	if err := pingFor(keyCaller, c); err != nil {
+		t.Fatalf("API key caller: %v", err)
+	}
+	forms := idp.requests()
+	if len(forms) != 1 || forms[0].Get("grant_type") != "client_credentials" || forms[0].Get("subject_token") != "" {
+		t.Fatalf("token requests for an API key caller: %v, want the gateway's own client credentials only", forms)
+	}
+	calls := f.odata()
+	if len(calls) != 1 || calls[0].header.Get("Authorization") != "Bearer own-1" {
+		t.Fatalf("the ERP got %d requests, the first with %q, want one with the gateway's own token", len(calls), calls[0].header.Get("Authorization"))
+	}
+	if got := calls[0].header.Get("X-Erpgate-Caller"); !strings.Contains(got, "m.keller") {
+		t.Errorf("X-Erpgate-Caller %q does not name the caller", got)
+	}
+}
+
 // TestTokenExchangeSessionPerCaller: SAP binds a CSRF token to the session
 // of the user who fetched it; two callers posting keep one each.
 func TestTokenExchangeSessionPerCaller(t *testing.T) {
