@@ -45,6 +45,7 @@ var clientKind = trace.WithSpanKind(trace.SpanKindClient)
 // read: the service is the adapter's to name (erp/sap names SAP's).
 func (r *Runner) startAttempt(ctx context.Context, call Call, n int, br *breaker) (context.Context, trace.Span) {
 	ctx, span := r.policy.Tracer.Start(ctx, spanName(call), clientKind)
+	ctx = context.WithValue(ctx, attemptSpanKey{}, span)
 	if span.IsRecording() {
 		state := "disabled"
 		if !br.disabled {
@@ -61,6 +62,19 @@ func (r *Runner) startAttempt(ctx context.Context, call Call, n int, br *breaker
 
 // spanName names an attempt's span by its call ("read invoice"); the
 // adapter names it better once it knows the request.
+// attemptSpanKey is the context key of an attempt's own span.
+type attemptSpanKey struct{}
+
+// AttemptSpan is the span the Runner made for the attempt ctx belongs to,
+// which the adapter may name after the request it sends and give the
+// ERP's answer; nil without one (tracing off, or a context no attempt
+// made), so that an adapter never renames the span of whatever encloses
+// the call.
+func AttemptSpan(ctx context.Context) trace.Span {
+	span, _ := ctx.Value(attemptSpanKey{}).(trace.Span)
+	return span
+}
+
 func spanName(call Call) string {
 	if call.Operation == "" {
 		return string(call.Service)

@@ -16,8 +16,6 @@ import (
 	"strings"
 	"time"
 
-	"go.opentelemetry.io/otel/trace"
-
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/retry"
 )
@@ -190,8 +188,8 @@ func (c *Client) attempt(ctx, actx context.Context, r request, decode decoder) (
 			up.Err = err
 		})
 	}
-	span := trace.SpanFromContext(actx)
-	recording := span.IsRecording()
+	span := retry.AttemptSpan(actx)
+	recording := span != nil && span.IsRecording()
 	call := callHeadersOf(ctx, actx)
 	if c.readHeader != nil && r.body == nil && r.header == nil && (c.http.Jar != nil || len(r.cookies) == 0) {
 		// A plain read: the client's one header, which nothing changes in
