@@ -352,17 +352,60 @@ func (s *Server) toolNamed(raw jsontext.Value) *tool {
 }
 
 // metaOK reports whether raw is a _meta of versionHeaders the SDK takes
-// (see metaTaken); the _meta values it has taken are kept, as a client
-// sends the same one with every call.
+// (see metaTaken); the protocol's own members of the _meta values it has
+// taken are kept, as a client sends the same ones with every call, beside
+// members that change from call to call, such as a trace context.
 func (s *Server) metaOK(raw jsontext.Value) bool {
-	if s.metas.has(raw) {
+	key, ok := protocolMembers(raw)
+	if !ok {
+		return false
+	}
+	if s.metas.has(key) {
 		return true
 	}
 	if !metaTaken(raw) {
 		return false
 	}
-	s.metas.add(raw)
+	s.metas.add(key)
 	return true
+}
+
+// protocolMembers is what decides whether the SDK takes raw, a _meta
+// object: the names and values, as sent, of its members of the protocol's
+// own (io.modelcontextprotocol/); metaTaken takes any other member as it
+// is. ok is false when raw is not an object the decoder reads through.
+func protocolMembers(raw jsontext.Value) (key []byte, ok bool) {
+	if raw.Kind() != '{' {
+		return nil, false
+	}
+	d := decoderOf(raw)
+	defer d.release()
+	dec := d.dec
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		n := name.String() // the token is good until the next read only
+		v, err := dec.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		if strings.HasPrefix(n, metaPrefix) {
+			// No NUL stands raw in JSON text: the pairs cannot run together.
+			key = append(append(append(append(key, n...), 0), v...), 0)
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil {
+		return nil, false
+	}
+	if _, err := dec.ReadToken(); err != io.EOF {
+		return nil, false // something after the object
+	}
+	return key, true
 }
 
 // metaTaken reports whether raw is a _meta of versionHeaders the SDK
