@@ -6,12 +6,16 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/mcp"
+	"github.com/erpgate/erpgate/openapi"
 )
 
 // TestAnnotationsAreTheContracts checks that every operation for agents
@@ -240,5 +244,32 @@ func TestNoCredentialsIs401(t *testing.T) {
 	if cs, err := client.Connect(context.Background(), &sdk.StreamableClientTransport{Endpoint: s.url + "/mcp"}, nil); err == nil {
 		cs.Close()
 		t.Errorf("connected without credentials")
+	}
+}
+
+// TestServerInfoVersionIsTheContracts: the version the server announces is
+// the contract's info.version, which versions the tools it lists.
+func TestServerInfoVersionIsTheContracts(t *testing.T) {
+	doc, err := openapi.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc.Info.Version = "7.1.0-contract"
+	srv, err := mcp.New(http.NotFoundHandler(), doc, mcp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cs, err := sdk.NewClient(&sdk.Implementation{Name: "erpgate-test", Version: "1"}, nil).
+		Connect(ctx, &sdk.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if got := cs.InitializeResult().ServerInfo; got.Name != "erpgate" || got.Version != "7.1.0-contract" {
+		t.Errorf("serverInfo %+v, want erpgate at the contract's version 7.1.0-contract", got)
 	}
 }

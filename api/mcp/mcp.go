@@ -35,7 +35,9 @@ type Options struct {
 	// Name is the server implementation name announced to clients.
 	// Default "erpgate".
 	Name string
-	// Version is the server implementation version. Default "1.0.0".
+	// Version is the server implementation version. Default: the
+	// contract's info.version, which versions the tools the server lists
+	// ("1.0.0" if the contract has none).
 	Version string
 	// Logger receives the MCP server's own log lines. Default: discard.
 	Logger *slog.Logger
@@ -98,6 +100,9 @@ func New(api http.Handler, doc *openapi3.T, opts Options) (*Server, error) {
 	}
 	if opts.Name == "" {
 		opts.Name = "erpgate"
+	}
+	if opts.Version == "" && doc.Info != nil {
+		opts.Version = doc.Info.Version
 	}
 	if opts.Version == "" {
 		opts.Version = "1.0.0"
