@@ -47,6 +47,13 @@
 // prints each path's CPU time per call and what tracing costs of it, with
 // a PASS or MISS against the goal of at most 10 microseconds per read.
 //
+// loadbench quota measures the ERP's quota from outside: erpgate as a
+// process, then two replicas sharing a Redis, with -erp-rate, in front of
+// a simulated ERP that notes when each request arrives, read by -callers
+// callers each from a loopback address of its own. It prints the busiest
+// 1 s window of requests at the ERP against the ceiling, with a PASS or
+// MISS.
+//
 // Usage:
 //
 //	loadbench [-quick] [-c 64] [-sat 10s] [-fixed 14s] [-share 0.5] [-conns 1000] [-nginx path] [-erpgate path] [-profile file]
@@ -54,6 +61,7 @@
 //	loadbench invoice [-latency 50ms] [-rounds 3]
 //	loadbench decisions [-n 100] [-database-url url]
 //	loadbench traces [-c 16] [-d 8s] [-rounds 3]
+//	loadbench quota [-erp-rate 20] [-erp-in-flight 0] [-callers 200] [-d 3s] [-redis-url url] [-erpgate path]
 //	loadbench writes [-n 400] [-c 2] [-database-url url] [-runs 100000] [-keys 20000] [-memc 64] [-erpgate path]
 package main
 

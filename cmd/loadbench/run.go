@@ -79,6 +79,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "traces" {
 		return runTraces(ctx, args[1:], stdout, stderr)
 	}
+	if len(args) > 0 && args[0] == "quota" {
+		return runQuota(ctx, args[1:], stdout, stderr)
+	}
 	cfg, err := parseConfig(args, stderr)
 	if err != nil {
 		return err
