@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"time"
+
+	"github.com/erpgate/erpgate/retry"
 )
 
 // poID is the purchase order every request reads.
@@ -42,10 +44,11 @@ type client interface {
 	close()
 }
 
-// contender is a kind of client, started afresh for every run.
+// contender is a kind of client, started afresh for every run; the
+// ERP's quota is the gateway's alone.
 type contender struct {
 	name  string
-	start func(erpURL string, concurrency int) (client, error)
+	start func(erpURL string, concurrency int, quota retry.QuotaSettings) (client, error)
 }
 
 // contenders are the clients compared, in the table's order.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/erpgate/erpgate/retry"
 )
 
 // errUsage marks a command line the flag package has already complained
@@ -31,6 +33,9 @@ type config struct {
 	warmup int           // healthy requests before the outage starts
 	seed   uint64        // the simulator's fault seed
 	quick  bool          // short run: smaller defaults for n and cap
+	// quota is the gateway's ceiling of ERP calls toward each service
+	// (-erp-rate, -erp-in-flight); none by default.
+	quota retry.QuotaSettings
 }
 
 // parseConfig reads the flags; -quick changes the defaults of -n and -cap
@@ -45,6 +50,8 @@ func parseConfig(args []string, stderr io.Writer) (config, error) {
 	fs.IntVar(&cfg.warmup, "warmup", defaultWarmup, "healthy requests per client before the outage starts")
 	fs.Uint64Var(&cfg.seed, "seed", defaultSeed, "seed of the simulator's probabilistic faults")
 	fs.BoolVar(&cfg.quick, "quick", false, "short run (about 15 s)")
+	fs.Float64Var(&cfg.quota.Rate, "erp-rate", 0, "the gateway's -erp-rate: most ERP calls per second toward each service (0: no ceiling)")
+	fs.IntVar(&cfg.quota.InFlight, "erp-in-flight", 0, "the gateway's -erp-in-flight: most ERP calls at once toward each service (0: no ceiling)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return config{}, err
@@ -78,6 +85,8 @@ func (cfg config) check(stderr io.Writer) error {
 		msg = "-cap must be positive"
 	case cfg.warmup < 0:
 		msg = "-warmup must not be negative"
+	case cfg.quota.Rate < 0 || cfg.quota.InFlight < 0:
+		msg = "-erp-rate and -erp-in-flight must not be negative"
 	default:
 		return nil
 	}

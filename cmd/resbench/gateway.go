@@ -33,11 +33,12 @@ type gateway struct {
 
 // startGateway builds a fresh stack, so fresh breakers and retry budget,
 // over the ERP at erpURL. It reads no $metadata at start, so that every ERP
-// call counted is one an agent's request caused.
-func startGateway(erpURL string, concurrency int) (client, error) {
+// call counted is one an agent's request caused. quota is its ceiling of
+// ERP calls toward each service, as -erp-rate and -erp-in-flight set it.
+func startGateway(erpURL string, concurrency int, quota retry.QuotaSettings) (client, error) {
 	watch := &breakerWatch{Metrics: api.NewMetrics()}
 	gw, err := erpgate.New(context.Background(), erpgate.Config{ERPURL: erpURL, SkipMetadata: true,
-		Retry: gatewayPolicy(), Metrics: watch.Metrics, RetryObserver: watch})
+		Retry: gatewayPolicy(), Metrics: watch.Metrics, RetryObserver: watch, ERPQuota: quota})
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -50,18 +52,46 @@ func (l *loopback) shutdown(grace time.Duration) {
 }
 
 // callCounter counts the ERP calls that reach the handler it wraps: OData
-// requests, not CSRF token fetches.
+// requests, not CSRF token fetches. It notes when every request to the
+// OData services arrived, CSRF token fetches too, for the ERP's quota.
 type callCounter struct {
 	next  http.Handler
 	calls atomic.Int64
+
+	mu       sync.Mutex
+	arrivals []time.Time
 }
 
 // ServeHTTP counts the request when it is an ERP call and serves it.
 func (c *callCounter) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, odataPrefix) {
+		now := time.Now()
+		c.mu.Lock()
+		c.arrivals = append(c.arrivals, now)
+		c.mu.Unlock()
+	}
 	if isERPCall(r) {
 		c.calls.Add(1)
 	}
 	c.next.ServeHTTP(w, r)
+}
+
+// busiest returns the most requests that arrived in any 1 s window from
+// since on, wherever it starts (the busiest starts at an arrival).
+func (c *callCounter) busiest(since time.Time) int {
+	c.mu.Lock()
+	at := slices.Clone(c.arrivals)
+	c.mu.Unlock()
+	at = slices.DeleteFunc(at, func(t time.Time) bool { return t.Before(since) })
+	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
+	most := 0
+	for i, j := 0, 0; i < len(at); i++ {
+		for j < len(at) && at[j].Sub(at[i]) < time.Second {
+			j++
+		}
+		most = max(most, j-i)
+	}
+	return most
 }
 
 // isERPCall tells an OData request from a CSRF token fetch and from

@@ -5,11 +5,13 @@
 // gateway with its retry runner, breakers and retry budget, and a naive
 // client that calls the ERP directly with go-retryablehttp's defaults. It
 // prints a table of ERP calls, amplification, failures, latencies and
-// breaker timings, and a PASS or MISS line per resilience goal.
+// breaker timings, and a PASS or MISS line per resilience goal. With
+// -erp-rate the gateway keeps that ceiling of the ERP's quota, and a goal
+// line holds the busiest 1 s window of requests at the ERP to it.
 //
 // Usage:
 //
-//	resbench [-n 400] [-c 20] [-cap 30s] [-warmup 50] [-seed 1] [-quick]
+//	resbench [-n 400] [-c 20] [-cap 30s] [-warmup 50] [-seed 1] [-quick] [-erp-rate 0] [-erp-in-flight 0]
 package main
 
 import (

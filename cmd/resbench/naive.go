@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/erpgate/erpgate/retry"
 )
 
 // poPath is the OData request the gateway makes to read the purchase order.
@@ -22,7 +24,7 @@ type naive struct {
 
 // startNaive returns a fresh default retryablehttp client for the ERP at
 // erpURL, without its logger.
-func startNaive(erpURL string, _ int) (client, error) {
+func startNaive(erpURL string, _ int, _ retry.QuotaSettings) (client, error) {
 	rc := retryablehttp.NewClient()
 	rc.Logger = nil
 	return &naive{url: erpURL + poPath, rc: rc}, nil

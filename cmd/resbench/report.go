@@ -42,6 +42,10 @@ func printHeader(w io.Writer, cfg config) {
 	fmt.Fprintf(w, "          breaker opens at %g of >=%d attempts in %s, for %s; budget %g, +%g per call, -%g per retry\n",
 		p.Breaker.FailureRatio, p.Breaker.MinRequests, p.Breaker.Window, p.Breaker.OpenFor,
 		p.Budget.Capacity, p.Budget.Deposit, p.Budget.Cost)
+	if cfg.quota.Enabled() {
+		fmt.Fprintf(w, "quota     erpgate -erp-rate %g -erp-in-flight %d toward each ERP service; busiest = most requests at the ERP in any 1 s from t0\n",
+			cfg.quota.Rate, cfg.quota.InFlight)
+	}
 	fmt.Fprintf(w, "naive     go-retryablehttp defaults straight to the ERP: %d retries, waits %s-%s\n", nc.RetryMax, nc.RetryWaitMin, nc.RetryWaitMax)
 	fmt.Fprintf(w, "t0        brown-outs: fault injected before the first request; outage: after %d healthy requests per client (not counted)\n", cfg.warmup)
 	fmt.Fprintln(w, "columns   requests sent before the cap; ERP calls from t0; amplif = ERP calls/requests; failures include fast-fails;")
@@ -102,10 +106,15 @@ func (r row) unexpectedCodes() string {
 	return strings.Join(parts, ", ")
 }
 
-// printGoals prints a PASS or MISS line per goal.
-func printGoals(w io.Writer, rows []row) {
+// printGoals prints a PASS or MISS line per goal, and with a rate ceiling
+// of the ERP's quota the goal that the ERP never sees more.
+func printGoals(w io.Writer, rows []row, quota retry.QuotaSettings) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, g := range goals(rows) {
+	all := goals(rows)
+	if quota.Rate > 0 {
+		all = append(all, quotaGoal(rows, quota.Rate))
+	}
+	for _, g := range all {
 		verdict := "MISS"
 		if g.met {
 			verdict = "PASS"
@@ -157,6 +166,28 @@ func fastFailGoal(rows []row) goal {
 	}
 	if seen {
 		g.value, g.met = duration(worst)+" (worst row)", worst < goalFastFailP99
+	}
+	return g
+}
+
+// quotaGoal holds the busiest 1 s window at the ERP in every erpgate row
+// to the ceiling of -erp-rate, rounded down as the quota keeps it, and
+// says how many calls the quota refused.
+func quotaGoal(rows []row, rate float64) goal {
+	ceiling := max(int(rate), 1)
+	g := goal{name: fmt.Sprintf("erpgate busiest 1 s at the ERP <= %d (-erp-rate)", ceiling), value: "no row", met: true}
+	var parts []string
+	for _, r := range rows {
+		if r.client != gatewayName {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %d (%d RATE_LIMITED)", r.scenario, r.busiest, r.codes[string(errmap.RateLimited)]))
+		g.met = g.met && r.busiest <= ceiling
+	}
+	if len(parts) > 0 {
+		g.value = strings.Join(parts, ", ")
+	} else {
+		g.met = false
 	}
 	return g
 }

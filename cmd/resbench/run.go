@@ -54,7 +54,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printTable(stdout, rows)
-	printGoals(stdout, rows)
+	printGoals(stdout, rows, cfg.quota)
 	return nil
 }
 
@@ -75,7 +75,7 @@ func (b *bench) measure(ctx context.Context, sc scenario, ct contender) (row, er
 	if err != nil {
 		return row{}, err
 	}
-	cl, err := ct.start(erpSrv.url, b.cfg.c)
+	cl, err := ct.start(erpSrv.url, b.cfg.c, b.cfg.quota)
 	if err != nil {
 		erpSrv.shutdown(settle)
 		return row{}, err
@@ -97,7 +97,11 @@ func (b *bench) measure(ctx context.Context, sc scenario, ct contender) (row, er
 	// call costs the gateway, without the queueing of the loaded run.
 	var probe []sample
 	if _, hasBreaker := cl.openings(); sc.warmup && hasBreaker {
-		probe = drive(ctx, probeRequests, 1, cl.get)
+		// Within the cap too: with a ceiling of the ERP's quota, the calls
+		// that reach the ERP take its turns.
+		probeCtx, cancel := context.WithTimeout(ctx, b.cfg.cap)
+		probe = drive(probeCtx, probeRequests, 1, cl.get)
+		cancel()
 	}
 	cl.close()
 	erpSrv.shutdown(settle)
@@ -109,6 +113,7 @@ func (b *bench) measure(ctx context.Context, sc scenario, ct contender) (row, er
 	r.probe = summarize(probe).refused
 	r.scenario, r.client = sc.name, ct.name
 	r.erpCalls = counter.calls.Load() - before
+	r.busiest = counter.busiest(t0)
 	return r, nil
 }
 

@@ -14,6 +14,9 @@ type row struct {
 	requests int
 	// erpCalls is how many OData requests reached the ERP from t0 on.
 	erpCalls int64
+	// busiest is the most requests (CSRF token fetches too) that reached
+	// the ERP in any 1 s window from t0 on.
+	busiest int
 	// failures are the latencies of the failed requests, fast-fails
 	// included. A fast-fail is an answer with details.breaker "open":
 	// refused holds those that made no attempt (the request arrived while
