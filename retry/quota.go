@@ -51,10 +51,10 @@ type QuotaSettings struct {
 	// no ceiling. No second, wherever it starts, holds more than Rate of
 	// them, rounded down (a call is one whole request); below 1, one
 	// every 1/Rate seconds. The attempts are spaced evenly over the
-	// second (no bursts), and each is sent only once the log of the
-	// service's last sends lets it (see QuotaGuard): a burst of calls
-	// waits its turn for up to Policy.QuotaWait, and is refused beyond
-	// it.
+	// second (no bursts), and each goes only once the log of the
+	// service's requests written lets it (see QuotaGuard): a burst of
+	// calls waits its turn for up to Policy.QuotaWait, and is refused
+	// beyond it.
 	Rate float64
 	// InFlight is the most attempts toward a service running at once; 0
 	// for no ceiling.
