@@ -292,3 +292,59 @@ func TestQuotaRefusesWithoutRedis(t *testing.T) {
 		t.Error("the attempt was made without the quota")
 	}
 }
+
+// TestQuotaCountsALateWrite: a request written late (a new connection,
+// a busy process) counts from when it was written, so the requests after
+// it wait rather than crowd into its second. At 5 a second the starts are
+// 210 ms apart; the first request reaches the ERP 300 ms after its start,
+// and with spacing alone the sixth would arrive within a second of it.
+func TestQuotaCountsALateWrite(t *testing.T) {
+	const rate = 5
+	for _, tc := range []struct {
+		name  string
+		quota func(t *testing.T) retry.Quota
+	}{
+		{"in process", func(*testing.T) retry.Quota { return retry.NewLocalQuota(retry.QuotaSettings{Rate: rate}) }},
+		{"redis", func(t *testing.T) retry.Quota {
+			c := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+			t.Cleanup(func() { c.Close() })
+			return retry.NewRedisQuota(c, "erpgate:", retry.QuotaSettings{Rate: rate})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			erp := &countingERP{}
+			srv := httptest.NewServer(erp)
+			defer srv.Close()
+			r := retry.New(retry.Policy{Quota: tc.quota(t), QuotaWait: 2 * time.Second}, nil)
+			var first atomic.Bool
+			var wg sync.WaitGroup
+			for range 8 {
+				wg.Go(func() {
+					err := r.Do(context.Background(), retry.Call{Service: "purchase_order"}, func(ctx context.Context) error {
+						if first.CompareAndSwap(false, true) {
+							time.Sleep(300 * time.Millisecond)
+						}
+						req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL, nil)
+						resp, err := http.DefaultClient.Do(req)
+						if err != nil {
+							return err
+						}
+						return resp.Body.Close()
+					})
+					if err != nil {
+						t.Error(err)
+					}
+				})
+			}
+			wg.Wait()
+			sliding, _, total, span := erp.busiest()
+			t.Logf("the ERP saw %d requests in %v, at most %d in any 1 s window", total, span.Round(time.Millisecond), sliding)
+			if total != 8 {
+				t.Errorf("the ERP saw %d requests, want 8", total)
+			}
+			if sliding > rate {
+				t.Errorf("the ERP saw %d requests in one second, ceiling %d", sliding, rate)
+			}
+		})
+	}
+}
