@@ -28,6 +28,8 @@ func TestERPRateAgainstClientLimit(t *testing.T) {
 	for args, want := range map[*[]string]string{
 		{"-erp-rate", "2", "-rate-limit", "11", "-rate-window", "5s"}: "-rate-limit (ERPGATE_RATE_LIMIT): 11 calls per 5s is 2.2 a second for one client, " +
 			"above -erp-rate 2, the ERP's quota for all of them: lower it to at most 10 per 5s, or raise -erp-rate",
+		{"-erp-rate", "2.5", "-rate-limit", "12", "-rate-window", "5s"}: "-rate-limit (ERPGATE_RATE_LIMIT): 12 calls per 5s is 2.4 a second for one client, " +
+			"above -erp-rate 2.5 (at most 2 in any second), the ERP's quota for all of them: lower it to at most 10 per 5s, or raise -erp-rate",
 		{"-erp-rate", "10", "-rate-limit", "0"}: "-rate-limit (ERPGATE_RATE_LIMIT): must be set (not 0) with -erp-rate 10: " +
 			"a client without a limit could spend the whole of the ERP's quota",
 	} {

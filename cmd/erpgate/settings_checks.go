@@ -108,14 +108,21 @@ func checkERPRate(c *config) []error {
 		return []error{settingError("rate-limit", fmt.Sprintf(
 			"must be set (not 0) with -erp-rate %g: a client without a limit could spend the whole of the ERP's quota", c.erpQuota.Rate))}
 	}
+	// The ERP sees whole requests: a ceiling of 2.5 a second lets at most
+	// 2 into any second (retry.QuotaSettings.Rate).
+	ceiling, kept := c.erpQuota.Rate, ""
+	if ceiling > 1 && ceiling != math.Floor(ceiling) {
+		ceiling = math.Floor(ceiling)
+		kept = fmt.Sprintf(" (at most %g in any second)", ceiling)
+	}
 	perSecond := float64(c.rateLimit) / c.rateWindow.Seconds()
-	if perSecond <= c.erpQuota.Rate {
+	if perSecond <= ceiling {
 		return nil
 	}
-	fits := int(math.Floor(c.erpQuota.Rate * c.rateWindow.Seconds()))
+	fits := int(math.Floor(ceiling * c.rateWindow.Seconds()))
 	return []error{settingError("rate-limit", fmt.Sprintf(
-		"%d calls per %v is %.3g a second for one client, above -erp-rate %g, the ERP's quota for all of them: lower it to at most %d per %v, or raise -erp-rate",
-		c.rateLimit, c.rateWindow, perSecond, c.erpQuota.Rate, fits, c.rateWindow))}
+		"%d calls per %v is %.3g a second for one client, above -erp-rate %g%s, the ERP's quota for all of them: lower it to at most %d per %v, or raise -erp-rate",
+		c.rateLimit, c.rateWindow, perSecond, c.erpQuota.Rate, kept, fits, c.rateWindow))}
 }
 
 // checkERPAuth settles -erp-auth (basic with -erp-user, else none, when
