@@ -297,3 +297,33 @@ func TestRoundDiffsPairRoundsAndSort(t *testing.T) {
 		t.Fatalf("roundDiffs = %v, want %v (each round on minus the same round off, smallest first, unpaired rounds left out)", got, want)
 	}
 }
+
+// TestCPUTimeCountsThisProcess: the scheduler's count of this process's
+// CPU time moves as it spins, and agrees with the kernel's ticks.
+func TestCPUTimeCountsThisProcess(t *testing.T) {
+	pid := os.Getpid()
+	on0, err := onCPU(pid)
+	if err != nil {
+		t.Fatalf("schedstat: %v", err)
+	}
+	st0, err := statCPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	var on1 time.Duration
+	for x := 0; time.Now().Before(deadline); x++ {
+		if x%100000 == 0 {
+			if on1, _ = onCPU(pid); on1-on0 >= 200*time.Millisecond {
+				break
+			}
+		}
+	}
+	st1, _ := statCPU(pid)
+	if on1-on0 < 200*time.Millisecond {
+		t.Fatalf("schedstat counted %v of spinning", on1-on0)
+	}
+	if d := st1 - st0; d < 100*time.Millisecond {
+		t.Errorf("schedstat counted %v, /proc/<pid>/stat %v", on1-on0, d)
+	}
+}
