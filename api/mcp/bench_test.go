@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -176,30 +175,6 @@ func BenchmarkToolsCallTraced(b *testing.B) {
 	}
 }
 
-// cannedERP answers every ERP request with the simulated ERP's answer to
-// the first, so that a benchmark of the whole call spends nothing on
-// sockets toward the ERP.
-type cannedERP struct {
-	sim    http.Handler
-	once   sync.Once
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (c *cannedERP) RoundTrip(req *http.Request) (*http.Response, error) {
-	c.once.Do(func() {
-		w := httptest.NewRecorder()
-		if req.Body == nil {
-			req.Body = http.NoBody
-		}
-		c.sim.ServeHTTP(w, req)
-		c.status, c.header, c.body = w.Code, w.Header().Clone(), w.Body.Bytes()
-	})
-	return &http.Response{StatusCode: c.status, Header: c.header, Body: io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)), Request: req, ProtoMajor: 1, ProtoMinor: 1}, nil
-}
-
 // BenchmarkToolsCallPaths measures what the direct path saves on a whole
 // tools/call of get_invoice, traced as in production: the gateway's REST
 // handler over the SAP client (the ERP's answer canned), the records in
@@ -233,7 +208,7 @@ func BenchmarkToolsCallPaths(b *testing.B) {
 				tracer := tracing.Tracer("bench")
 				metrics := api.NewMetrics()
 				client, err := sap.New("http://sap.invalid", sap.Options{
-					HTTPClient: &http.Client{Transport: &cannedERP{sim: sim.New(sim.Options{})}},
+					HTTPClient: &http.Client{Transport: sim.NewReplay(sim.Options{})},
 					Runner:     retry.New(retry.Policy{Tracer: tracer}, metrics),
 				})
 				if err != nil {

@@ -1,7 +1,6 @@
 package telemetry_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -21,28 +20,6 @@ import (
 	"github.com/erpgate/erpgate/openapi"
 	"github.com/erpgate/erpgate/retry"
 )
-
-// canned answers every ERP request with the simulated ERP's answer to the
-// first, so that the benchmark spends nothing on sockets toward the ERP.
-type canned struct {
-	status int
-	header http.Header
-	body   []byte
-	sim    http.Handler
-}
-
-func (c *canned) RoundTrip(req *http.Request) (*http.Response, error) {
-	if c.body == nil {
-		w := httptest.NewRecorder()
-		if req.Body == nil {
-			req.Body = http.NoBody
-		}
-		c.sim.ServeHTTP(w, req)
-		c.status, c.header, c.body = w.Code, w.Header().Clone(), w.Body.Bytes()
-	}
-	return &http.Response{StatusCode: c.status, Header: c.header, Body: io.NopCloser(bytes.NewReader(c.body)),
-		ContentLength: int64(len(c.body)), Request: req, ProtoMajor: 1, ProtoMinor: 1}, nil
-}
 
 // BenchmarkTracedRead is a whole get_invoice as the gateway process does
 // it, minus the sockets (as api's BenchmarkProxiedRead), with a
@@ -84,7 +61,7 @@ func BenchmarkTracedRead(b *testing.B) {
 			}
 			metrics := api.NewMetrics()
 			client, err := sap.New("http://sap.invalid", sap.Options{
-				HTTPClient: &http.Client{Transport: &canned{sim: sim.New(sim.Options{})}},
+				HTTPClient: &http.Client{Transport: sim.NewReplay(sim.Options{})},
 				Runner:     retry.New(retry.Policy{Tracer: tracing.Tracer()}, metrics),
 			})
 			if err != nil {
