@@ -177,3 +177,25 @@ func TestREADMECodesAreTheCatalogue(t *testing.T) {
 		t.Errorf("README's codes table has %s, which the catalogue lacks", code)
 	}
 }
+
+// TestREADMEVariablesAreSettings: every ERPGATE_ variable the README's
+// examples set is a setting of the gateway, spelt as it reads it.
+func TestREADMEVariablesAreSettings(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, s := range settings {
+		known[s.env] = true
+	}
+	set := regexp.MustCompile(`(?m)^(ERPGATE_[A-Z0-9_]+)=`).FindAllStringSubmatch(string(readme), -1)
+	if len(set) < 10 {
+		t.Fatalf("the README sets %d ERPGATE_ variables; its SAP examples set more", len(set))
+	}
+	for _, m := range set {
+		if !known[m[1]] {
+			t.Errorf("the README sets %s, which is no setting", m[1])
+		}
+	}
+}
