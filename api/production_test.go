@@ -8,7 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/runs/redistest"
 )
 
 func TestRateLimitPerClient(t *testing.T) {
@@ -106,4 +109,37 @@ func TestLogsNameTheCallWithoutSecrets(t *testing.T) {
 	if strings.Contains(logs.String(), "sk-live-4f9a") {
 		t.Error("the API key appears in the logs")
 	}
+}
+
+// TestRateLimitsSharedByReplicas: with SharedCounts, a client's limit and
+// a source's failed authentications are counted across two replicas as
+// one: three calls spread over both spend a limit of three, and two bad
+// keys on each side spend a failure limit of three.
+func TestRateLimitsSharedByReplicas(t *testing.T) {
+	rc := redis.NewClient(&redis.Options{Addr: redistest.Addr(t)})
+	t.Cleanup(func() { rc.Close() })
+	shared := withOptions(func(o *api.Options) {
+		o.RateLimit, o.AuthFailLimit, o.RateWindow = 3, 3, time.Minute
+		o.SharedCounts = rc
+		o.Credentials = []api.Credential{credential(t, "a", "key-a", "read"), credential(t, "b", "key-b", "read")}
+	})
+	a := newStack(t, shared)
+	b := a.twin(shared)
+	for i, s := range []*stack{a, b, a} {
+		if r := s.do("GET", "/suppliers/100042", nil, "X-API-Key: key-a"); r.status != 200 {
+			t.Fatalf("call %d: %d %s", i+1, r.status, r.body)
+		}
+	}
+	d := wantError(t, b.do("GET", "/suppliers/100042", nil, "X-API-Key: key-a"), 429, "RATE_LIMITED", "hold_and_recheck")
+	if d["retry_after_s"] == nil {
+		t.Errorf("details %v", d)
+	}
+	if r := b.do("GET", "/suppliers/100042", nil, "X-API-Key: key-b"); r.status != 200 {
+		t.Errorf("client b on the other replica: %d", r.status)
+	}
+
+	for i, s := range []*stack{a, b, a} {
+		wantError(t, s.do("GET", "/suppliers/100042", nil, "X-API-Key: wrong-"+string(rune('1'+i))), 401, "UNAUTHENTICATED", "stop_and_escalate")
+	}
+	wantError(t, b.do("GET", "/suppliers/100042", nil, "X-API-Key: wrong-4"), 429, "RATE_LIMITED", "hold_and_recheck")
 }

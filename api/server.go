@@ -17,6 +17,7 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/go-chi/httprate"
+	"github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api/runs"
@@ -66,6 +67,12 @@ type Options struct {
 	// UNAUTHENTICATED, with Retry-After. Valid credentials from the address
 	// still pass. Zero: no limit.
 	AuthFailLimit int
+	// SharedCounts, when set, keeps the counts of RateLimit and
+	// AuthFailLimit in Redis, shared by every replica of the gateway, so
+	// that a client's limit is one limit however many replicas serve it;
+	// a count Redis cannot answer within a second refuses the call as over
+	// its limit. Nil: in memory, per replica.
+	SharedCounts redis.UniversalClient
 	// TrustedProxies are the reverse proxies whose X-Forwarded-For names
 	// the source address of a request, for the limits by address. Empty:
 	// the source is the peer's address.
@@ -300,11 +307,21 @@ func NewServer(opts Options) (*Server, error) {
 	if s.open {
 		s.creds = opts.DemoPeople
 	}
+	window := cmp.Or(opts.RateWindow, time.Minute)
 	if opts.RateLimit > 0 {
-		s.limiter = httprate.NewRateLimiter(opts.RateLimit, cmp.Or(opts.RateWindow, time.Minute))
+		var shared []httprate.Option
+		if opts.SharedCounts != nil {
+			shared = append(shared, httprate.WithLimitCounter(newRedisCounter(opts.SharedCounts, "erpgate:rate:calls:")))
+		}
+		s.limiter = httprate.NewRateLimiter(opts.RateLimit, window, shared...)
 	}
-	if opts.AuthFailLimit > 0 {
-		s.authFails = newAuthFailLimiter(opts.AuthFailLimit, cmp.Or(opts.RateWindow, time.Minute), DefaultAuthFailSources)
+	switch {
+	case opts.AuthFailLimit <= 0:
+	case opts.SharedCounts != nil:
+		s.authFails = httprate.NewRateLimiter(opts.AuthFailLimit, window,
+			httprate.WithLimitCounter(newRedisCounter(opts.SharedCounts, "erpgate:rate:authfail:")))
+	default:
+		s.authFails = newAuthFailLimiter(opts.AuthFailLimit, window, DefaultAuthFailSources)
 	}
 	s.oversize = s.requestID(s.accessLog(http.HandlerFunc(s.refuseOversize)))
 	s.routes(s.router)

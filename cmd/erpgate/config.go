@@ -245,7 +245,7 @@ var settings = []setting{
 		httpURLSetting(func(c *config, v string) { c.handoverWebhook = v })},
 	{"hold-webhook", "ERPGATE_HOLD_WEBHOOK", "", "URL of the agent's platform, told of every hold released and every approval decided (JSON POST through the outbox, retried), so that the run waiting on the invoice goes on; empty for none",
 		httpURLSetting(func(c *config, v string) { c.holdWebhook = v })},
-	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for run state shared by replicas, e.g. redis://redis:6379/0; empty keeps it in memory",
+	{"redis-url", "ERPGATE_REDIS_URL", "", "Redis for what replicas share (run state, the per-client rate limit and failed-authentication counts, the ERP quota), e.g. redis://redis:6379/0; empty keeps it in memory",
 		parseRedisURL},
 	{"api-keys", "ERPGATE_API_KEYS", "", "clients as name:sha256hex:scope+scope (scopes read, write, post, approve, review, audit), comma separated; empty: a call without a key is the agent anonymous (read, write, post), and on the simulated ERP demonstration people get keys printed at start",
 		parseAPIKeys},

@@ -347,6 +347,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Kick:             func() { g.outbox.Kick() },
 		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
+		SharedCounts: sharedCounts(rc),
 		ContractJSON: contract.JSON, ContractYAML: contract.YAML, ContractSwagger: contract.Swagger,
 		PeopleContractJSON: people.JSON, PeopleContractYAML: people.YAML,
 		BreakerStates: g.runner.BreakerStates,
@@ -587,4 +588,14 @@ func RedactURL(raw string) string {
 	}
 	u.User = nil
 	return u.String()
+}
+
+// sharedCounts is the Redis the API keeps its per-client and failed
+// authentication counts in, nil without one: a nil *redis.Client must not
+// become a non-nil interface.
+func sharedCounts(rc *redis.Client) redis.UniversalClient {
+	if rc == nil {
+		return nil
+	}
+	return rc
 }
