@@ -128,7 +128,7 @@ var settings = []setting{
 		fileSetting(func(c *config, v string) { c.tlsCert = v })},
 	{"tls-key", "ERPGATE_TLS_KEY", "", "PEM private key file for -tls-cert",
 		fileSetting(func(c *config, v string) { c.tlsKey = v })},
-	{"shutdown-timeout", "ERPGATE_SHUTDOWN_TIMEOUT", "20s", "how long a shutdown waits for calls in flight",
+	{"shutdown-timeout", "ERPGATE_SHUTDOWN_TIMEOUT", "50s", "how long a shutdown waits for calls in flight; above -post-timeout, so that a posting under way answers its agent before the process ends",
 		durationSetting(0, "must be a duration such as 20s", func(c *config, d time.Duration) { c.shutdownTimeout = d })},
 	{"public-url", "ERPGATE_PUBLIC_URL", "", "absolute URL clients reach the gateway at, written into the served contract; an https URL makes the web console's cookies Secure, also behind a TLS-terminating proxy (default: http://localhost:<port>)",
 		httpURLSetting(func(c *config, v string) { c.publicURL = v })},
