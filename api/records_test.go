@@ -251,4 +251,16 @@ func TestAuditShowsTheDecision(t *testing.T) {
 	if !decided || !noted {
 		t.Errorf("audit of 5105600102 (decision %v, note %v): %v", decided, noted, entries)
 	}
+
+	// A refused decision's row names the approval it was refused on.
+	wantError(t, s.do("POST", "/approvals/"+id+"/decision", map[string]any{"decision": "reject", "reason": "Again."}, as("m.keller")),
+		409, "APPROVAL_DECIDED", "stop_and_escalate")
+	refused := false
+	for _, e := range s.do("GET", "/audit", nil, as("a.auditor")).json(t)["entries"].([]any) {
+		m := e.(map[string]any)
+		refused = refused || m["operation"] == "decide_approval" && m["outcome"] == "APPROVAL_DECIDED" && m["approval_id"] == id
+	}
+	if !refused {
+		t.Errorf("no audit row of the refused decision on %s", id)
+	}
 }

@@ -55,9 +55,10 @@ func (s *Server) auditEntry(r *http.Request, o operation, invoiceID, digest stri
 	}
 	// A decision is about the approval in its path, and through it about
 	// an invoice: the row names both, so that the invoice's audit trail
-	// shows who approved it.
-	if e.ApprovalID == "" && resp.status < 400 {
-		e.ApprovalID = chi.URLParam(r, "approval_id")
+	// shows who approved it. A refused decision names the approval it was
+	// refused on when the path held an approval id at all.
+	if id := chi.URLParam(r, "approval_id"); e.ApprovalID == "" && (resp.status < 400 || approvalIDPattern.MatchString(id)) {
+		e.ApprovalID = id
 	}
 	if a, ok := v.(approvalResponse); ok && e.InvoiceID == "" {
 		e.InvoiceID = a.InvoiceID
