@@ -19,6 +19,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/refusal"
 	"github.com/erpgate/erpgate/erp/records"
 	"github.com/erpgate/erpgate/erp/sap"
 	"github.com/erpgate/erpgate/erp/sim"
@@ -313,8 +314,10 @@ func checkAnswer(t *testing.T, in fuzzInput, status int, header http.Header, bod
 }
 
 // vocabulary is the error body with its message and the values of its
-// details left empty: the words every answer with its code holds, whatever
-// the request said.
+// details left empty, and the messages the gateway sends whatever the
+// request said (a refused credential's, which shows how to send one,
+// "Authorization: Bearer <key>"): the words every answer with its code
+// holds.
 func vocabulary(body []byte) string {
 	var b errmap.Body
 	if json.Unmarshal(body, &b) != nil {
@@ -325,7 +328,11 @@ func vocabulary(body []byte) string {
 		b.Details[k] = ""
 	}
 	out, _ := json.Marshal(b)
-	return string(out)
+	words := string(out)
+	for _, fixed := range []refusal.Unauthenticated{{}, {OAuth: true}} {
+		words += "\n" + errmap.Map(fixed).Message
+	}
+	return words
 }
 
 // problem asserts the five-field body: exactly code, message, retryable,
