@@ -115,6 +115,11 @@ const (
 	// the caller's own access token, and the caller has none (it is known
 	// by an API key).
 	CredentialTokenRequired = "access_token_required"
+	// CredentialScopeRefused: the identity provider would not exchange
+	// the caller's access token for the scope of the operation (RFC 6749
+	// invalid_scope): the caller does not hold it, or the identity
+	// provider does not know it.
+	CredentialScopeRefused = "exchange_scope_refused"
 )
 
 // CallerCredentialError says a call cannot reach the ERP for its caller's
@@ -123,6 +128,9 @@ const (
 type CallerCredentialError struct {
 	// Reason is one of the Credential reasons.
 	Reason string
+	// Scope and Operation, for CredentialScopeRefused, are the scope
+	// asked for and the operation it was asked for.
+	Scope, Operation string
 	// Err is the identity provider's answer, for the log only.
 	Err error
 }

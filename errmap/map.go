@@ -159,9 +159,15 @@ func mapErr(err error) *Error {
 // callerCredential names a call whose caller's credentials cannot reach
 // the ERP, which exchanges the caller's access token for its own: the
 // identity provider refused the token, or the caller has none (an API
-// key). UNAUTHENTICATED, as the gateway's own refusal of a token is;
-// nothing reached the ERP.
+// key). UNAUTHENTICATED, as the gateway's own refusal of a token is; a
+// scope the identity provider would not grant the caller is SCOPE_MISSING,
+// as the gateway's own missing scope is. Nothing reached the ERP.
 func callerCredential(c *erp.CallerCredentialError) *Error {
+	if c.Reason == erp.CredentialScopeRefused {
+		return New(ScopeMissing,
+			"The identity provider refused this caller the tool's ERP scope (not held, or unknown). A person must grant it.",
+			map[string]any{"reason": c.Reason, "scope": c.Scope, "operation": c.Operation})
+	}
 	if c.Reason == erp.CredentialTokenRequired {
 		return New(Unauthenticated,
 			"Calls reaching the ERP need an OAuth access token to exchange, not an API key. Call with an access token.",

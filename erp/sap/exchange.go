@@ -210,7 +210,7 @@ func (x *exchangeTokens) Token(ctx context.Context, svc erp.Service) (*oauth2.To
 		if e, ok := x.cache.Get(key); ok && x.now().Before(e.until) {
 			return e.tok, nil
 		}
-		e, err := x.exchange(st.Token, scope)
+		e, err := x.exchange(st.Token, st.Operation, scope)
 		if err != nil {
 			return nil, err
 		}
@@ -241,7 +241,7 @@ func (e *exchangeAnswerError) Error() string { return "token exchange: the answe
 // other refusal is an *oauth2.RetrieveError, classified as the client
 // credentials flow's is; an answer that is no token, an
 // *exchangeAnswerError. Neither holds the subject token.
-func (x *exchangeTokens) exchange(subject, scope string) (exchanged, error) {
+func (x *exchangeTokens) exchange(subject, operation, scope string) (exchanged, error) {
 	form := url.Values{
 		"grant_type":           {exchangeGrantType},
 		"subject_token":        {subject},
@@ -289,6 +289,13 @@ func (x *exchangeTokens) exchange(subject, scope string) (exchanged, error) {
 		if (a.Error == "invalid_grant" || a.Error == "invalid_token") &&
 			(resp.StatusCode == http.StatusBadRequest || resp.StatusCode == http.StatusUnauthorized) {
 			return exchanged{}, &erp.CallerCredentialError{Reason: erp.CredentialExchangeRefused, Err: re}
+		}
+		// invalid_scope: the scope exceeds what the caller was granted, or
+		// is unknown (RFC 6749, section 5.2); the identity provider cannot
+		// say which, and either way a person must act on the caller's
+		// grants or on -erp-exchange-scope.
+		if a.Error == "invalid_scope" && resp.StatusCode == http.StatusBadRequest {
+			return exchanged{}, &erp.CallerCredentialError{Reason: erp.CredentialScopeRefused, Scope: scope, Operation: operation, Err: re}
 		}
 		return exchanged{}, re
 	}

@@ -286,7 +286,7 @@ func TestTokenExchangeFailures(t *testing.T) {
 		{name: "endpoint down", down: true, code: errmap.ERPUnavailable, retryable: true},
 		{name: "gateway's client refused", secret: "wrong", code: errmap.ERPConfiguration},
 		{name: "audience refused", status: 400, answer: `{"error":"invalid_target"}`, code: errmap.ERPConfiguration},
-		{name: "scope refused", status: 400, answer: `{"error":"invalid_scope"}`, code: errmap.ERPConfiguration},
+		{name: "scope refused", status: 400, answer: `{"error":"invalid_scope"}`, code: errmap.ScopeMissing},
 		{name: "client may not exchange", status: 400, answer: `{"error":"unauthorized_client"}`, code: errmap.ERPConfiguration},
 		{name: "no access token", status: 200, answer: `{"issued_token_type":"` + TokenTypeAccessToken + `","token_type":"Bearer"}`,
 			code: errmap.ERPConfiguration},
@@ -323,6 +323,11 @@ func TestTokenExchangeFailures(t *testing.T) {
 			}
 			if n := len(f.requests); n != 0 {
 				t.Errorf("the ERP got %d requests", n)
+			}
+			if tt.code == errmap.ScopeMissing && (e.NextAction != errmap.RouteToPerson || e.Details["operation"] != "get_invoice" ||
+				e.Details["scope"] != "sap:get_invoice" || e.Details["reason"] != erp.CredentialScopeRefused ||
+				e.HeadEnd() > errmap.HeadLimit || !strings.HasSuffix(e.Message, "A person must grant it.")) {
+				t.Errorf("the refused scope: %s %v", e.NextAction, e.Details)
 			}
 		})
 	}
