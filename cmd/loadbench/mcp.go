@@ -11,7 +11,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -642,22 +641,12 @@ func runMCP(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	m := readMachine()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "loadbench mcp: "+format+"\n", a...) }
-	raiseOpenFiles()
-	dir, err := os.MkdirTemp("", "loadbench-mcp-")
+	ws, err := openSimWorkspace(ctx, "mcp", cfg.erpgate, progress)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-
-	erp, err := runERPSim(ctx, dir, progress)
-	if err != nil {
-		return err
-	}
-	defer erp.stop()
-	bin, err := erpgateBinary(ctx, cfg.erpgate, dir, progress)
-	if err != nil {
-		return err
-	}
+	defer ws.close()
+	dir, erp, bin := ws.dir, ws.erp, ws.bin
 	var env []string
 	if cfg.traces {
 		receiver := otlptest.NewDiscarding()

@@ -341,3 +341,39 @@ func erpgateBinary(ctx context.Context, named, dir string, progress func(string,
 	progress("building erpgate")
 	return buildErpgate(ctx, dir)
 }
+
+// simWorkspace is where a bench of erpgate over the simulated ERP runs: a
+// temporary directory, the simulator started in it, and the erpgate
+// binary to measure.
+type simWorkspace struct {
+	dir string
+	erp *child
+	bin string
+}
+
+// openSimWorkspace raises the open-file limit, makes the directory
+// (loadbench-<name>-…), starts the simulated ERP and finds or builds
+// erpgate; close stops the simulator and removes the directory.
+func openSimWorkspace(ctx context.Context, name, erpgate string, progress func(string, ...any)) (*simWorkspace, error) {
+	raiseOpenFiles()
+	dir, err := os.MkdirTemp("", "loadbench-"+name+"-")
+	if err != nil {
+		return nil, err
+	}
+	w := &simWorkspace{dir: dir}
+	if w.erp, err = runERPSim(ctx, dir, progress); err == nil {
+		w.bin, err = erpgateBinary(ctx, erpgate, dir, progress)
+	}
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *simWorkspace) close() {
+	if w.erp != nil {
+		w.erp.stop()
+	}
+	os.RemoveAll(w.dir)
+}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"runtime"
 	"slices"
 	"text/tabwriter"
@@ -143,22 +142,12 @@ func runTraces(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	m := readMachine()
 	progress := func(format string, a ...any) { fmt.Fprintf(stderr, "loadbench traces: "+format+"\n", a...) }
-	raiseOpenFiles()
-	dir, err := os.MkdirTemp("", "loadbench-traces-")
+	ws, err := openSimWorkspace(ctx, "traces", cfg.erpgate, progress)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-
-	erp, err := runERPSim(ctx, dir, progress)
-	if err != nil {
-		return err
-	}
-	defer erp.stop()
-	bin, err := erpgateBinary(ctx, cfg.erpgate, dir, progress)
-	if err != nil {
-		return err
-	}
+	defer ws.close()
+	dir, erp, bin := ws.dir, ws.erp, ws.bin
 	receiver := otlptest.NewDiscarding()
 	defer receiver.Close()
 	off, err := startErpgateEnv(bin, erp.url, dir, "erpgate-off", false, nil)
