@@ -356,6 +356,10 @@ func (s *Server) toolNamed(raw jsontext.Value) *tool {
 // taken are kept, as a client sends the same ones with every call, beside
 // members that change from call to call, such as a trace context.
 func (s *Server) metaOK(raw jsontext.Value) bool {
+	if s.metas.has(raw) {
+		// The very _meta of an earlier call, read through no further.
+		return true
+	}
 	key, ok := protocolMembers(raw)
 	if !ok {
 		return false
@@ -373,8 +377,11 @@ func (s *Server) metaOK(raw jsontext.Value) bool {
 // protocolMembers is what decides whether the SDK takes raw, a _meta
 // object: the names and values, as sent, of its members of the protocol's
 // own (io.modelcontextprotocol/); metaTaken takes any other member as it
-// is. ok is false when raw is not an object the decoder reads through.
+// is. When raw has no other member, raw itself is its key, so that a
+// client that sends the same _meta every time is found without reading
+// it. ok is false when raw is not an object the decoder reads through.
 func protocolMembers(raw jsontext.Value) (key []byte, ok bool) {
+	others := false
 	if raw.Kind() != '{' {
 		return nil, false
 	}
@@ -394,7 +401,9 @@ func protocolMembers(raw jsontext.Value) (key []byte, ok bool) {
 		if err != nil {
 			return nil, false
 		}
-		if strings.HasPrefix(n, metaPrefix) {
+		if !strings.HasPrefix(n, metaPrefix) {
+			others = true
+		} else {
 			// No NUL stands raw in JSON text: the pairs cannot run together.
 			key = append(append(append(append(key, n...), 0), v...), 0)
 		}
@@ -404,6 +413,9 @@ func protocolMembers(raw jsontext.Value) (key []byte, ok bool) {
 	}
 	if _, err := dec.ReadToken(); err != io.EOF {
 		return nil, false // something after the object
+	}
+	if !others {
+		return raw, true
 	}
 	return key, true
 }

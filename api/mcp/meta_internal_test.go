@@ -34,6 +34,10 @@ func TestProtocolMembersLeaveOutWhatChangesPerCall(t *testing.T) {
 			t.Errorf("%s has the key of another _meta", other)
 		}
 	}
+	// With no member of another kind, the _meta is its own key.
+	if own := `{` + own + `}`; string(key(own)) != own {
+		t.Errorf("a _meta of the protocol's members only keyed as %q", key(own))
+	}
 	for _, bad := range []string{`[]`, `"x"`, `{"a":1`, `{"a":1}x`, `{"a":1,"a":2}`} {
 		if _, ok := protocolMembers(jsontext.Value(bad)); ok {
 			t.Errorf("%s read as a _meta object", bad)
