@@ -67,6 +67,11 @@ type Options struct {
 	// UNAUTHENTICATED, with Retry-After. Valid credentials from the address
 	// still pass. Zero: no limit.
 	AuthFailLimit int
+	// SubjectTokens hands a caller's verified access token on to the ERP
+	// layer as the subject of a token exchange (erp.WithSubjectToken): set
+	// when the ERP adapter exchanges callers' tokens, and only then, since
+	// every other adapter leaves it unread.
+	SubjectTokens bool
 	// SharedCounts, when set, keeps the counts of RateLimit and
 	// AuthFailLimit in Redis, shared by every replica of the gateway, so
 	// that a client's limit is one limit however many replicas serve it;
@@ -195,6 +200,7 @@ type Server struct {
 	creds           []Credential
 	open            bool // no Credentials, no OAuth: a call without a key is anonymous
 	oauth           *resourceServer
+	subjectTokens   bool
 	postScope       bool
 	protectOps      bool
 	limiter         *httprate.RateLimiter
@@ -308,6 +314,7 @@ func NewServer(opts Options) (*Server, error) {
 		s.creds = opts.DemoPeople
 	}
 	window := cmp.Or(opts.RateWindow, time.Minute)
+	s.subjectTokens = opts.SubjectTokens
 	if opts.RateLimit > 0 {
 		var shared []httprate.Option
 		if opts.SharedCounts != nil {

@@ -15,11 +15,10 @@ import (
 // of the operation are made for the caller: its API key's name, or the
 // name its access token gives; an anonymous caller has no name of its own
 // there. The ERP's requests name the caller (erp.Caller), never with the
-// caller's own credentials. A caller's verified access token goes on only
-// as the subject of a token exchange (erp.WithSubjectToken), with the
-// operation the exchanged token is narrowed to: an adapter that
-// exchanges it sends the ERP a token of its own, one that does not leaves
-// it unread.
+// caller's own credentials. With Options.SubjectTokens, a caller's
+// verified access token goes on only as the subject of a token exchange
+// (erp.WithSubjectToken), with the operation the exchanged token is
+// narrowed to; the adapter sends the ERP a token of its own.
 func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 	return func(c *operationCall) *response {
 		client, err := s.authenticate(c.r)
@@ -35,8 +34,10 @@ func (s *Server) identifyCaller(o operation, next callHandler) callHandler {
 		if client != &anonymous {
 			ctx := erp.WithCaller(c.r.Context(), erp.Caller{Name: strings.TrimPrefix(client.Name, oauthPrefix),
 				Client: client.Client, Subject: client.Subject})
-			if tok := accessToken(c.r, client); tok != "" {
-				ctx = erp.WithSubjectToken(ctx, erp.SubjectToken{Token: tok, Operation: o.name})
+			if s.subjectTokens {
+				if tok := accessToken(c.r, client); tok != "" {
+					ctx = erp.WithSubjectToken(ctx, erp.SubjectToken{Token: tok, Operation: o.name})
+				}
 			}
 			c.r = c.r.WithContext(ctx)
 		}

@@ -347,7 +347,7 @@ func New(ctx context.Context, cfg Config) (_ *Gateway, err error) {
 		Kick:             func() { g.outbox.Kick() },
 		MaxKeysPerClient: cfg.MaxKeysPerClient, RunReadTTL: cfg.RunReadTTL, MaxRuns: cfg.MaxRuns,
 		AuthFailLimit: cfg.AuthFailLimit, TrustedProxies: cfg.TrustedProxies,
-		SharedCounts: sharedCounts(rc),
+		SharedCounts: sharedCounts(rc), SubjectTokens: cfg.ERPTokenExchange != nil,
 		ContractJSON: contract.JSON, ContractYAML: contract.YAML, ContractSwagger: contract.Swagger,
 		PeopleContractJSON: people.JSON, PeopleContractYAML: people.YAML,
 		BreakerStates: g.runner.BreakerStates,
