@@ -64,6 +64,16 @@ type QuotaSettings struct {
 // Enabled says the settings set a ceiling.
 func (s QuotaSettings) Enabled() bool { return s.Rate > 0 || s.InFlight > 0 }
 
+// PerSecond is the most requests a second the ceiling lets through: Rate
+// rounded down from 1 up (a request is whole: 2.5 lets 2 into any
+// second), Rate itself below 1; 0 without a ceiling.
+func (s QuotaSettings) PerSecond() float64 {
+	if s.Rate >= 1 {
+		return math.Floor(s.Rate)
+	}
+	return max(s.Rate, 0)
+}
+
 // window is the sliding window Rate is kept over: at most n sends in any
 // span, the guard included; n is 0 without a ceiling. interval is span/n,
 // rounded up: the spacing of the sends that fills the window evenly.
@@ -72,7 +82,7 @@ func (s QuotaSettings) window() (n int, span, interval time.Duration) {
 	case s.Rate <= 0:
 		return 0, 0, 0
 	case s.Rate >= 1:
-		n, span = int(min(math.Floor(s.Rate), math.MaxInt32)), time.Second
+		n, span = int(min(s.PerSecond(), math.MaxInt32)), time.Second
 	default:
 		n, span = 1, time.Duration(min(math.Ceil(float64(time.Second)/s.Rate), float64(24*time.Hour)))
 	}

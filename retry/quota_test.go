@@ -348,3 +348,12 @@ func TestQuotaCountsALateWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaPerSecond: the ceiling lets whole requests through.
+func TestQuotaPerSecond(t *testing.T) {
+	for rate, want := range map[float64]float64{0: 0, 0.5: 0.5, 1: 1, 2.5: 2, 20: 20} {
+		if got := (retry.QuotaSettings{Rate: rate}).PerSecond(); got != want {
+			t.Errorf("Rate %g: PerSecond %g, want %g", rate, got, want)
+		}
+	}
+}

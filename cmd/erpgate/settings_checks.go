@@ -109,10 +109,9 @@ func checkERPRate(c *config) []error {
 			"must be set (not 0) with -erp-rate %g: a client without a limit could spend the whole of the ERP's quota", c.erpQuota.Rate))}
 	}
 	// The ERP sees whole requests: a ceiling of 2.5 a second lets at most
-	// 2 into any second (retry.QuotaSettings.Rate).
-	ceiling, kept := c.erpQuota.Rate, ""
-	if ceiling > 1 && ceiling != math.Floor(ceiling) {
-		ceiling = math.Floor(ceiling)
+	// 2 into any second.
+	ceiling, kept := c.erpQuota.PerSecond(), ""
+	if ceiling != c.erpQuota.Rate {
 		kept = fmt.Sprintf(" (at most %g in any second)", ceiling)
 	}
 	perSecond := float64(c.rateLimit) / c.rateWindow.Seconds()
