@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/attribute"
@@ -70,7 +71,8 @@ func endOperation(span trace.Span, own bool, c *operationCall, resp *response, o
 		return
 	}
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 9)
+		buf := spanAttrs.Get().(*[]attribute.KeyValue)
+		attrs := (*buf)[:0]
 		if !own {
 			attrs = append(attrs, AttrOperation.String(o.name))
 		}
@@ -100,11 +102,22 @@ func endOperation(span trace.Span, own bool, c *operationCall, resp *response, o
 			attrs = append(attrs, AttrClient.String(c.record.client))
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs)
+		*buf = attrs[:0]
+		spanAttrs.Put(buf)
 	}
 	if own {
 		span.End()
 	}
 }
+
+// spanAttrs holds the slices endOperation gathers a span's attributes in:
+// SetAttributes copies them, so that one slice serves call after call
+// instead of one more allocation per traced call.
+var spanAttrs = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 9)
+	return &s
+}}
 
 // sampledTrace is the trace id of span for an exemplar: zero unless
 // tracing is on and the span is sampled.

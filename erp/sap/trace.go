@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"strings"
+	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
@@ -170,8 +171,8 @@ func traceAnswer(span trace.Span, r request, status int, err error) {
 	} else {
 		span.SetName(r.method + " " + res)
 	}
-	attrs := make([]attribute.KeyValue, 0, 4)
-	attrs = append(attrs, attrSAPService.String(svc))
+	buf := answerAttrs.Get().(*[]attribute.KeyValue)
+	attrs := append((*buf)[:0], attrSAPService.String(svc))
 	switch {
 	case strings.HasPrefix(res, entitySetsPrefix):
 		attrs = append(attrs, attrEntitySet.String(res))
@@ -185,7 +186,18 @@ func traceAnswer(span trace.Span, r request, status int, err error) {
 		attrs = append(attrs, attrMessageIDs.StringSlice(up.MessageIDs))
 	}
 	span.SetAttributes(attrs...)
+	clear(attrs)
+	*buf = attrs[:0]
+	answerAttrs.Put(buf)
 }
+
+// answerAttrs holds the slices traceAnswer gathers an attempt's
+// attributes in: SetAttributes copies them, so that one slice serves
+// attempt after attempt instead of one more allocation each.
+var answerAttrs = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 4)
+	return &s
+}}
 
 // resourceOf is the entity set, function import or $metadata that url
 // names in the service svc; "" for the service's root.

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
 // Defaults of the batching of ended spans (OTEL_BSP_*).
@@ -19,27 +17,58 @@ const (
 	DefaultExportTimeout = 30 * time.Second
 )
 
-// batcher is the span processor of a Tracing: it keeps the sampled spans
-// that end and exports them in batches from a goroutine of its own, every
-// delay or as soon as a batch is full. An ended span is appended to a
-// slice under a lock: the SDK's BatchSpanProcessor instead sends each
-// span on a channel to its goroutine, which wakes that goroutine once per
-// span, a cost of several microseconds per span on a busy machine. Spans
-// beyond the queue's size are dropped and counted, never waited for.
+// encoding writes spans in one of OTLP's encodings: each span as it
+// ends, into the batch it goes in; the request around a batch as it is
+// sent.
+type encoding interface {
+	// appendSpan appends span s as one item of a batch.
+	appendSpan(b []byte, s *span) []byte
+	// appendItem appends span, from appendSpan, to a batch of n spans.
+	appendItem(batch []byte, n int, span []byte) []byte
+	// appendRequest appends the export request of a batch.
+	appendRequest(b []byte, batch []byte) []byte
+}
+
+// exporter sends an encoded export request of n spans.
+type exporter interface {
+	send(ctx context.Context, body []byte, n int) error
+	shutdown()
+}
+
+// batch is encoded spans waiting to be sent together.
+type batch struct {
+	spans []byte
+	n     int
+}
+
+// batcher keeps the sampled spans that end, encoded, and exports them in
+// batches from a goroutine of its own, every delay or as soon as a batch
+// is full. An ended span is appended to the open batch under a lock: the
+// SDK's BatchSpanProcessor instead sends each span on a channel to its
+// goroutine, which wakes that goroutine once per span, a cost of several
+// microseconds per span on a busy machine. Spans beyond the queue's size
+// are dropped and counted, never waited for.
 type batcher struct {
-	exp                  sdktrace.SpanExporter
+	enc                  encoding
+	exp                  exporter
 	delay, timeout       time.Duration
 	batchSize, queueSize int
 
-	mu      sync.Mutex
-	queue   []sdktrace.ReadOnlySpan
+	mu     sync.Mutex
+	open   *batch   // being filled; nil when none is
+	full   []*batch // waiting to be sent
+	queued int      // spans in open and full
+	free   []*batch // sent, to be filled again
+
 	kick    chan struct{}
 	stop    chan struct{}
 	done    chan struct{}
 	once    sync.Once
 	dropped atomic.Int64
-	// exporting serialises exports: the loop's, a flush's and the last.
+	// exporting serialises exports: the loop's, a flush's and the last;
+	// body is the request they write, used again.
 	exporting sync.Mutex
+	body      []byte
 	// log, when set, is told of failed exports, at most every
 	// failureLogEvery; loggedAt is when it was last told.
 	log      *slog.Logger
@@ -51,7 +80,11 @@ type batcher struct {
 // exports.
 const failureLogEvery = time.Minute
 
-func newBatcher(exp sdktrace.SpanExporter, delay time.Duration, batchSize, queueSize int) *batcher {
+// keptBatches is how many sent batches' buffers are kept to be filled
+// again.
+const keptBatches = 2
+
+func newBatcher(enc encoding, exp exporter, delay time.Duration, batchSize, queueSize int) *batcher {
 	if delay <= 0 {
 		delay = DefaultBatchDelay
 	}
@@ -61,28 +94,48 @@ func newBatcher(exp sdktrace.SpanExporter, delay time.Duration, batchSize, queue
 	if queueSize < batchSize {
 		queueSize = max(DefaultQueueSize, batchSize)
 	}
-	b := &batcher{exp: exp, delay: delay, timeout: DefaultExportTimeout, batchSize: batchSize, queueSize: queueSize,
-		queue: make([]sdktrace.ReadOnlySpan, 0, batchSize),
-		kick:  make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	b := &batcher{enc: enc, exp: exp, delay: delay, timeout: DefaultExportTimeout, batchSize: batchSize, queueSize: queueSize,
+		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 	go b.loop()
 	return b
 }
 
-func (b *batcher) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+// scratchPool holds the buffers spans are encoded in before they are
+// copied into their batch, outside the batcher's lock.
+var scratchPool = sync.Pool{New: func() any {
+	b := make([]byte, 0, 1024)
+	return &b
+}}
 
-func (b *batcher) OnEnd(s sdktrace.ReadOnlySpan) {
-	if !s.SpanContext().IsSampled() {
-		return
-	}
+// add encodes the ended span s into the open batch, or drops it when the
+// queue is full.
+func (b *batcher) add(s *span) {
+	bp := scratchPool.Get().(*[]byte)
+	enc := b.enc.appendSpan((*bp)[:0], s)
 	b.mu.Lock()
-	if len(b.queue) >= b.queueSize {
+	if b.queued >= b.queueSize {
 		b.mu.Unlock()
 		b.dropped.Add(1)
+		scratchPool.Put(bp)
 		return
 	}
-	b.queue = append(b.queue, s)
-	full := len(b.queue) == b.batchSize
+	if b.open == nil {
+		if n := len(b.free); n > 0 {
+			b.open, b.free = b.free[n-1], b.free[:n-1]
+		} else {
+			b.open = &batch{}
+		}
+	}
+	b.open.spans = b.enc.appendItem(b.open.spans, b.open.n, enc)
+	b.open.n++
+	b.queued++
+	full := b.open.n == b.batchSize
+	if full {
+		b.full, b.open = append(b.full, b.open), nil
+	}
 	b.mu.Unlock()
+	*bp = enc
+	scratchPool.Put(bp)
 	if full {
 		select {
 		case b.kick <- struct{}{}:
@@ -119,26 +172,51 @@ func (b *batcher) lost(n int, err error) {
 	b.loggedAt, b.failed = time.Now(), 0
 }
 
+// next takes the batch to send: the first full one, or with all the open
+// one; nil when there is none.
+func (b *batcher) next(all bool) *batch {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var t *batch
+	switch {
+	case len(b.full) > 0:
+		t = b.full[0]
+		b.full[0] = nil
+		b.full = b.full[1:]
+	case all && b.open != nil && b.open.n > 0:
+		t, b.open = b.open, nil
+	default:
+		return nil
+	}
+	b.queued -= t.n
+	return t
+}
+
+// recycle keeps t's buffer to be filled again.
+func (b *batcher) recycle(t *batch) {
+	t.spans, t.n = t.spans[:0], 0
+	b.mu.Lock()
+	if len(b.free) < keptBatches {
+		b.free = append(b.free, t)
+	}
+	b.mu.Unlock()
+}
+
 // export sends what is queued a batch at a time: every full batch, and
-// with all the last one that is not full too.
+// with all the open one too.
 func (b *batcher) export(ctx context.Context, all bool) error {
 	b.exporting.Lock()
 	defer b.exporting.Unlock()
 	for {
-		b.mu.Lock()
-		n := min(len(b.queue), b.batchSize)
-		if n == 0 || (n < b.batchSize && !all) {
-			b.mu.Unlock()
+		t := b.next(all)
+		if t == nil {
 			return nil
 		}
-		batch := make([]sdktrace.ReadOnlySpan, n)
-		copy(batch, b.queue)
-		rest := copy(b.queue, b.queue[n:])
-		clear(b.queue[rest:])
-		b.queue = b.queue[:rest]
-		b.mu.Unlock()
+		b.body = b.enc.appendRequest(b.body[:0], t.spans)
+		n := t.n
+		b.recycle(t)
 		ectx, cancel := context.WithTimeout(ctx, b.timeout)
-		err := b.exp.ExportSpans(ectx, batch)
+		err := b.exp.send(ectx, b.body, n)
 		cancel()
 		if err != nil {
 			b.lost(n, err)
@@ -147,17 +225,21 @@ func (b *batcher) export(ctx context.Context, all bool) error {
 	}
 }
 
-func (b *batcher) ForceFlush(ctx context.Context) error { return b.export(ctx, true) }
+// flush sends every span ended so far.
+func (b *batcher) flush(ctx context.Context) error { return b.export(ctx, true) }
 
-func (b *batcher) Shutdown(ctx context.Context) error {
+// shutdown stops the loop, sends what is left within ctx and closes the
+// exporter. Spans that end after it are dropped.
+func (b *batcher) shutdown(ctx context.Context) error {
 	var err error
 	b.once.Do(func() {
 		close(b.stop)
 		<-b.done
 		err = b.export(ctx, true)
-		if serr := b.exp.Shutdown(ctx); err == nil {
-			err = serr
-		}
+		b.mu.Lock()
+		b.queueSize = 0
+		b.mu.Unlock()
+		b.exp.shutdown()
 	})
 	return err
 }

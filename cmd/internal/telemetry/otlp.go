@@ -12,33 +12,28 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// otlpHTTP exports spans over OTLP/HTTP in protobuf. It writes the
-// ExportTraceServiceRequest itself, straight from the spans into one
-// buffer used again, instead of building the protobuf message's Go values
-// (go.opentelemetry.io/otel/exporters/otlp/otlptrace allocates three
-// values per attribute): on a gateway that traces every call, the export
-// was the greater part of what tracing cost. The batcher calls
-// ExportSpans from one goroutine at a time.
+// otlpHTTP sends export requests over OTLP/HTTP, in protobuf or JSON as
+// its encoding writes them. The batcher calls send from one goroutine at a
+// time.
 type otlpHTTP struct {
-	url     string
-	headers map[string]string
-	gzip    bool
-	client  *http.Client
+	url         string
+	headers     map[string]string
+	gzip        bool
+	contentType string
+	client      *http.Client
 
-	buf, span, scratch []byte
-	zbuf               bytes.Buffer
-	zw                 *gzip.Writer
+	zbuf bytes.Buffer
+	zw   *gzip.Writer
 }
 
 // defaultOTLPTimeout bounds one export when the settings give none.
 const defaultOTLPTimeout = 10 * time.Second
 
-func newOTLPHTTP(s Settings) *otlpHTTP {
+func newOTLPHTTP(s Settings, contentType string) *otlpHTTP {
 	timeout := s.Timeout
 	if timeout <= 0 {
 		timeout = defaultOTLPTimeout
@@ -47,18 +42,13 @@ func newOTLPHTTP(s Settings) *otlpHTTP {
 	if s.TLS != nil {
 		tr.TLSClientConfig = s.TLS
 	}
-	return &otlpHTTP{url: s.Endpoint, headers: s.Headers, gzip: s.Gzip,
+	return &otlpHTTP{url: s.Endpoint, headers: s.Headers, gzip: s.Gzip, contentType: contentType,
 		client: &http.Client{Transport: tr, Timeout: timeout}}
 }
 
-// ExportSpans sends spans in one request. A receiver's refusal, or no
-// answer, loses them: the gateway never waits for its traces.
-func (e *otlpHTTP) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpan) error {
-	if len(spans) == 0 {
-		return nil
-	}
-	e.buf = e.encode(e.buf[:0], spans)
-	body := e.buf
+// send posts one request of n spans. A receiver's refusal, or no answer,
+// loses them: the gateway never waits for its traces.
+func (e *otlpHTTP) send(ctx context.Context, body []byte, n int) error {
 	if e.gzip {
 		e.zbuf.Reset()
 		if e.zw == nil {
@@ -74,7 +64,7 @@ func (e *otlpHTTP) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	if err != nil {
 		return fmt.Errorf("otlp: %w", err)
 	}
-	req.Header.Set("Content-Type", "application/x-protobuf")
+	req.Header.Set("Content-Type", e.contentType)
 	req.Header.Set("User-Agent", "erpgate/"+version())
 	if e.gzip {
 		req.Header.Set("Content-Encoding", "gzip")
@@ -84,20 +74,62 @@ func (e *otlpHTTP) ExportSpans(ctx context.Context, spans []sdktrace.ReadOnlySpa
 	}
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("otlp: %d spans not sent: %w", len(spans), err)
+		return fmt.Errorf("otlp: %d spans not sent: %w", n, err)
 	}
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("otlp: %d spans refused: the receiver answered %d", len(spans), resp.StatusCode)
+		return fmt.Errorf("otlp: %d spans refused: the receiver answered %d", n, resp.StatusCode)
 	}
 	return nil
 }
 
-// Shutdown closes the exporter's idle connections.
-func (e *otlpHTTP) Shutdown(context.Context) error {
-	e.client.CloseIdleConnections()
-	return nil
+// shutdown closes the exporter's idle connections.
+func (e *otlpHTTP) shutdown() { e.client.CloseIdleConnections() }
+
+// protoEncoding writes OTLP's protobuf (ExportTraceServiceRequest)
+// itself, straight from the spans, instead of building the protobuf
+// message's Go values (go.opentelemetry.io/otel/exporters/otlp/otlptrace
+// allocates three values per attribute): on a gateway that traces every
+// call, the export was the greater part of what tracing cost. Its
+// resource and scope are written once.
+type protoEncoding struct {
+	resource []byte // the ResourceSpans.resource field
+	scope    []byte // the ScopeSpans.scope field
+}
+
+func newProtoEncoding(res []attribute.KeyValue, scopeName, scopeVersion string) *protoEncoding {
+	e := &protoEncoding{}
+	b, at := openMessage(nil, fResourceSpansRes)
+	for _, kv := range res {
+		b = appendKV(b, fResourceAttrs, kv)
+	}
+	e.resource = closeMessage(b, at)
+	b, at = openMessage(nil, fScopeSpansScope)
+	b = appendString(b, fScopeName, scopeName)
+	b = appendString(b, fScopeVersion, scopeVersion)
+	e.scope = closeMessage(b, at)
+	return e
+}
+
+// appendItem appends span as a ScopeSpans.spans field.
+func (e *protoEncoding) appendItem(batch []byte, _ int, span []byte) []byte {
+	batch = protowire.AppendTag(batch, fScopeSpansSpans, protowire.BytesType)
+	return protowire.AppendBytes(batch, span)
+}
+
+// appendRequest appends the request of one ResourceSpans of one
+// ScopeSpans that holds the batch's spans.
+func (e *protoEncoding) appendRequest(b []byte, spans []byte) []byte {
+	scopeSpans := len(e.scope) + len(spans)
+	resourceSpans := len(e.resource) + protowire.SizeTag(fResourceSpansScope) + protowire.SizeBytes(scopeSpans)
+	b = protowire.AppendTag(b, fRequestResourceSpans, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(resourceSpans))
+	b = append(b, e.resource...)
+	b = protowire.AppendTag(b, fResourceSpansScope, protowire.BytesType)
+	b = protowire.AppendVarint(b, uint64(scopeSpans))
+	b = append(b, e.scope...)
+	return append(b, spans...)
 }
 
 // The field numbers of opentelemetry/proto (collector/trace/v1,
@@ -154,140 +186,125 @@ const (
 	flagIsRemote    = 0x200
 )
 
-// encode appends the ExportTraceServiceRequest of spans to b: one
-// ResourceSpans per run of spans of one resource, one ScopeSpans per run
-// of one scope within it.
-func (e *otlpHTTP) encode(b []byte, spans []sdktrace.ReadOnlySpan) []byte {
-	for i := 0; i < len(spans); {
-		res := spans[i].Resource()
-		j := i + 1
-		for j < len(spans) && spans[j].Resource() == res {
-			j++
-		}
-		b = appendMessage(b, fRequestResourceSpans, func(b []byte) []byte {
-			b = appendMessage(b, fResourceSpansRes, func(b []byte) []byte {
-				for _, kv := range res.Attributes() {
-					b = e.appendKV(b, fResourceAttrs, kv)
-				}
-				return b
-			})
-			for k := i; k < j; {
-				scope := spans[k].InstrumentationScope()
-				l := k + 1
-				for l < j && spans[l].InstrumentationScope() == scope {
-					l++
-				}
-				b = appendMessage(b, fResourceSpansScope, func(b []byte) []byte {
-					b = appendMessage(b, fScopeSpansScope, func(b []byte) []byte {
-						b = appendString(b, fScopeName, scope.Name)
-						return appendString(b, fScopeVersion, scope.Version)
-					})
-					for _, s := range spans[k:l] {
-						e.span = e.appendSpan(e.span[:0], s)
-						b = protowire.AppendTag(b, fScopeSpansSpans, protowire.BytesType)
-						b = protowire.AppendBytes(b, e.span)
-					}
-					return appendString(b, fScopeSpansSchema, scope.SchemaURL)
-				})
-				k = l
-			}
-			return appendString(b, fResourceSpansSchema, res.SchemaURL())
-		})
-		i = j
-	}
-	return b
-}
-
 // appendSpan appends the fields of a Span message.
-func (e *otlpHTTP) appendSpan(b []byte, s sdktrace.ReadOnlySpan) []byte {
-	sc := s.SpanContext()
-	tid, sid := sc.TraceID(), sc.SpanID()
+func (e *protoEncoding) appendSpan(b []byte, s *span) []byte {
+	tid, sid := s.sc.TraceID(), s.sc.SpanID()
 	b = protowire.AppendTag(b, fSpanTraceID, protowire.BytesType)
 	b = protowire.AppendBytes(b, tid[:])
 	b = protowire.AppendTag(b, fSpanID, protowire.BytesType)
 	b = protowire.AppendBytes(b, sid[:])
-	b = appendString(b, fSpanTraceState, sc.TraceState().String())
-	flags := uint32(sc.TraceFlags()) | flagHasIsRemote
-	if p := s.Parent(); p.IsValid() {
-		pid := p.SpanID()
+	b = appendString(b, fSpanTraceState, s.sc.TraceState().String())
+	flags := uint32(s.sc.TraceFlags()) | flagHasIsRemote
+	if pid := s.parent; pid.IsValid() {
 		b = protowire.AppendTag(b, fSpanParentID, protowire.BytesType)
 		b = protowire.AppendBytes(b, pid[:])
-		if p.IsRemote() {
+		if s.remoteParent {
 			flags |= flagIsRemote
 		}
 	}
-	b = appendString(b, fSpanName, s.Name())
-	if k := s.SpanKind(); k != trace.SpanKindUnspecified {
+	b = appendString(b, fSpanName, s.name)
+	if s.kind != trace.SpanKindUnspecified {
 		b = protowire.AppendTag(b, fSpanKind, protowire.VarintType)
-		b = protowire.AppendVarint(b, uint64(k))
+		b = protowire.AppendVarint(b, uint64(s.kind))
 	}
-	b = appendFixed64(b, fSpanStart, unixNano(s.StartTime()))
-	b = appendFixed64(b, fSpanEnd, unixNano(s.EndTime()))
-	for _, kv := range s.Attributes() {
-		b = e.appendKV(b, fSpanAttrs, kv)
+	b = appendFixed64(b, fSpanStart, uint64(s.start))
+	b = appendFixed64(b, fSpanEnd, uint64(s.end))
+	attrs := *s.attrs
+	for i, kv := range attrs {
+		if !setAgain(attrs[i+1:], kv.Key) {
+			b = appendKV(b, fSpanAttrs, kv)
+		}
 	}
-	b = appendUint(b, fSpanDroppedAttrs, uint64(s.DroppedAttributes()))
-	for _, ev := range s.Events() {
-		b = appendMessage(b, fSpanEvents, func(b []byte) []byte {
-			b = appendFixed64(b, fEventTime, unixNano(ev.Time))
-			b = appendString(b, fEventName, ev.Name)
-			for _, kv := range ev.Attributes {
-				b = e.appendKV(b, fEventAttrs, kv)
-			}
-			return appendUint(b, fEventDroppedAttrs, uint64(ev.DroppedAttributeCount))
-		})
+	b = appendUint(b, fSpanDroppedAttrs, uint64(s.droppedAttrs))
+	m := s.more
+	if m == nil {
+		m = &noMore
 	}
-	b = appendUint(b, fSpanDroppedEvents, uint64(s.DroppedEvents()))
-	for _, l := range s.Links() {
-		b = appendMessage(b, fSpanLinks, func(b []byte) []byte {
-			ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-			b = protowire.AppendTag(b, fLinkTraceID, protowire.BytesType)
-			b = protowire.AppendBytes(b, ltid[:])
-			b = protowire.AppendTag(b, fLinkSpanID, protowire.BytesType)
-			b = protowire.AppendBytes(b, lsid[:])
-			b = appendString(b, fLinkTraceState, l.SpanContext.TraceState().String())
-			for _, kv := range l.Attributes {
-				b = e.appendKV(b, fLinkAttrs, kv)
-			}
-			b = appendUint(b, fLinkDroppedAttrs, uint64(l.DroppedAttributeCount))
-			lflags := uint32(l.SpanContext.TraceFlags()) | flagHasIsRemote
-			if l.SpanContext.IsRemote() {
-				lflags |= flagIsRemote
-			}
-			b = protowire.AppendTag(b, fLinkFlags, protowire.Fixed32Type)
-			return protowire.AppendFixed32(b, lflags)
-		})
+	for _, ev := range m.events {
+		var at int
+		b, at = openMessage(b, fSpanEvents)
+		b = appendFixed64(b, fEventTime, unixNano(ev.time))
+		b = appendString(b, fEventName, ev.name)
+		for _, kv := range ev.attrs {
+			b = appendKV(b, fEventAttrs, kv)
+		}
+		b = closeMessage(b, at)
 	}
-	b = appendUint(b, fSpanDroppedLinks, uint64(s.DroppedLinks()))
-	if st := s.Status(); st.Code != codes.Unset || st.Description != "" {
-		b = appendMessage(b, fSpanStatus, func(b []byte) []byte {
-			b = appendString(b, fStatusMessage, st.Description)
-			// OTLP's codes: 1 OK, 2 ERROR (the API's are the other way round).
-			code := uint64(0)
-			switch st.Code {
-			case codes.Ok:
-				code = 1
-			case codes.Error:
-				code = 2
-			}
-			return appendUint(b, fStatusCode, code)
-		})
+	b = appendUint(b, fSpanDroppedEvents, uint64(m.droppedEvents))
+	for _, l := range m.links {
+		var at int
+		b, at = openMessage(b, fSpanLinks)
+		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
+		b = protowire.AppendTag(b, fLinkTraceID, protowire.BytesType)
+		b = protowire.AppendBytes(b, ltid[:])
+		b = protowire.AppendTag(b, fLinkSpanID, protowire.BytesType)
+		b = protowire.AppendBytes(b, lsid[:])
+		b = appendString(b, fLinkTraceState, l.SpanContext.TraceState().String())
+		for _, kv := range l.Attributes {
+			b = appendKV(b, fLinkAttrs, kv)
+		}
+		lflags := uint32(l.SpanContext.TraceFlags()) | flagHasIsRemote
+		if l.SpanContext.IsRemote() {
+			lflags |= flagIsRemote
+		}
+		b = protowire.AppendTag(b, fLinkFlags, protowire.Fixed32Type)
+		b = protowire.AppendFixed32(b, lflags)
+		b = closeMessage(b, at)
+	}
+	b = appendUint(b, fSpanDroppedLinks, uint64(m.droppedLinks))
+	if s.status != codes.Unset {
+		var at int
+		b, at = openMessage(b, fSpanStatus)
+		b = appendString(b, fStatusMessage, m.statusMessage)
+		b = appendUint(b, fStatusCode, otlpStatus(s.status))
+		b = closeMessage(b, at)
 	}
 	b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
 	return protowire.AppendFixed32(b, flags)
 }
 
-// appendKV appends a KeyValue as field f.
-func (e *otlpHTTP) appendKV(b []byte, f protowire.Number, kv attribute.KeyValue) []byte {
-	e.scratch = appendAnyValue(e.scratch[:0], kv.Value)
+// otlpStatus is OTLP's number of a status code: 1 OK, 2 ERROR (the API's
+// are the other way round).
+func otlpStatus(c codes.Code) uint64 {
+	switch c {
+	case codes.Ok:
+		return 1
+	case codes.Error:
+		return 2
+	}
+	return 0
+}
+
+// appendKV appends a KeyValue as field f. A value of one field (all but
+// arrays) has its size known ahead, and is written in one pass.
+func appendKV(b []byte, f protowire.Number, kv attribute.KeyValue) []byte {
 	key := string(kv.Key)
-	n := protowire.SizeTag(fKVKey) + protowire.SizeBytes(len(key)) + protowire.SizeTag(fKVValue) + protowire.SizeBytes(len(e.scratch))
+	var vsize int
+	switch kv.Value.Type() {
+	case attribute.STRING:
+		vsize = 1 + protowire.SizeBytes(len(kv.Value.AsString()))
+	case attribute.BOOL:
+		vsize = 2
+	case attribute.INT64:
+		vsize = 1 + protowire.SizeVarint(uint64(kv.Value.AsInt64()))
+	case attribute.FLOAT64:
+		vsize = 9
+	default:
+		b, at := openMessage(b, f)
+		b = appendString(b, fKVKey, key)
+		var vat int
+		b, vat = openMessage(b, fKVValue)
+		b = appendAnyValue(b, kv.Value)
+		b = closeMessage(b, vat)
+		return closeMessage(b, at)
+	}
 	b = protowire.AppendTag(b, f, protowire.BytesType)
-	b = protowire.AppendVarint(b, uint64(n))
+	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(key))+1+protowire.SizeBytes(vsize)))
 	b = protowire.AppendTag(b, fKVKey, protowire.BytesType)
 	b = protowire.AppendString(b, key)
 	b = protowire.AppendTag(b, fKVValue, protowire.BytesType)
-	return protowire.AppendBytes(b, e.scratch)
+	b = protowire.AppendVarint(b, uint64(vsize))
+	return appendAnyValue(b, kv.Value)
 }
 
 // appendAnyValue appends the fields of an AnyValue.
@@ -306,12 +323,14 @@ func appendAnyValue(b []byte, v attribute.Value) []byte {
 		b = protowire.AppendTag(b, fAnyDouble, protowire.Fixed64Type)
 		return protowire.AppendFixed64(b, math.Float64bits(v.AsFloat64()))
 	case attribute.STRINGSLICE, attribute.INT64SLICE, attribute.BOOLSLICE, attribute.FLOAT64SLICE:
-		return appendMessage(b, fAnyArray, func(b []byte) []byte {
-			for _, e := range sliceValues(v) {
-				b = appendMessage(b, fArrayValues, func(b []byte) []byte { return appendAnyValue(b, e) })
-			}
-			return b
-		})
+		b, at := openMessage(b, fAnyArray)
+		for _, e := range sliceValues(v) {
+			var eat int
+			b, eat = openMessage(b, fArrayValues)
+			b = appendAnyValue(b, e)
+			b = closeMessage(b, eat)
+		}
+		return closeMessage(b, at)
 	}
 	b = protowire.AppendTag(b, fAnyString, protowire.BytesType)
 	return protowire.AppendString(b, v.Emit())
@@ -341,20 +360,26 @@ func sliceValues(v attribute.Value) []attribute.Value {
 	return out
 }
 
-// appendMessage appends field f, a message whose fields fill appends:
-// written in place after room for its length, then moved up when the
-// length takes more than that room.
-func appendMessage(b []byte, f protowire.Number, fill func([]byte) []byte) []byte {
+// openMessage appends the tag of field f, a message, and room for its
+// length, which closeMessage writes once the message's fields follow; at
+// is where the room is.
+func openMessage(b []byte, f protowire.Number) (_ []byte, at int) {
 	b = protowire.AppendTag(b, f, protowire.BytesType)
-	const room = 2 // a length below 16384
-	at := len(b)
-	b = append(b, make([]byte, room)...)
-	b = fill(b)
+	at = len(b)
+	return append(b, 0, 0), at // room for a length below 16384
+}
+
+// closeMessage writes the length of the message opened at at, moving the
+// message up when its length takes more than the room left for it.
+func closeMessage(b []byte, at int) []byte {
+	const room = 2
 	n := len(b) - at - room
 	size := protowire.SizeVarint(uint64(n))
-	if size != room {
-		// Shift the message to fit its length exactly.
-		b = append(b, make([]byte, max(size-room, 0))...)
+	switch {
+	case size > room:
+		b = append(b, make([]byte, size-room)...)
+		copy(b[at+size:], b[at+room:at+room+n])
+	case size < room:
 		copy(b[at+size:], b[at+room:at+room+n])
 		b = b[:at+size+n]
 	}

@@ -1,7 +1,8 @@
 // Package telemetry sets up erpgate's OpenTelemetry traces from the
 // standard OTEL_* environment variables: off (no tracer at all, so that
-// nothing is spent on spans) unless an OTLP endpoint is configured, else a
-// tracer provider that batches spans to an OTLP/HTTP receiver. It also
+// nothing is spent on spans) unless an OTLP endpoint is configured, else
+// the gateway's own tracer (span.go), which encodes each span as it ends
+// and sends them in batches to an OTLP/HTTP receiver. It also
 // holds what the gateway's wiring adds around the traced packages: the log
 // handler that writes trace_id and span_id on every line logged inside a
 // span, and the records store that makes a span of every write.
@@ -21,13 +22,12 @@ import (
 	"net/url"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
-	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
 )
@@ -57,7 +57,8 @@ type Settings struct {
 	// (OTEL_EXPORTER_OTLP_CERTIFICATE, …_CLIENT_CERTIFICATE,
 	// …_CLIENT_KEY); nil for the system's roots and none.
 	TLS *tls.Config
-	// Sampler decides which traces are recorded.
+	// Sampler decides which traces are recorded; nil is the default,
+	// parentbased_always_on.
 	Sampler sdktrace.Sampler
 	// SamplerName is the OTEL_TRACES_SAMPLER it was made from, for the
 	// start-up log.
@@ -270,7 +271,7 @@ func sampler(name, arg string) (sdktrace.Sampler, string, error) {
 	}
 	switch name {
 	case "", "parentbased_always_on":
-		return sdktrace.ParentBased(sdktrace.AlwaysSample()), "parentbased_always_on", nil
+		return nil, "parentbased_always_on", nil
 	case "parentbased_always_off":
 		return sdktrace.ParentBased(sdktrace.NeverSample()), name, nil
 	case "parentbased_traceidratio":
@@ -324,9 +325,8 @@ func version() string {
 // Tracing is the running trace pipeline: the tracer to make spans with and
 // the provider that exports them.
 type Tracing struct {
-	provider *sdktrace.TracerProvider
-	tracer   trace.Tracer
-	batcher  *batcher
+	tracer  *tracer
+	batcher *batcher
 }
 
 // Dropped is how many spans were dropped because the queue of spans to
@@ -346,45 +346,21 @@ func Start(s Settings, logger *slog.Logger) (*Tracing, error) {
 	if !s.Enabled() {
 		return nil, errors.New("telemetry: tracing is off")
 	}
-	var exp sdktrace.SpanExporter
-	if s.JSON {
-		// The SDK's exporter writes JSON; protobuf, the default, is written
-		// by the gateway's own (otlp.go).
-		opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(s.Endpoint), otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON)}
-		if len(s.Headers) > 0 {
-			opts = append(opts, otlptracehttp.WithHeaders(s.Headers))
-		}
-		if s.Gzip {
-			opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
-		}
-		if s.Timeout > 0 {
-			opts = append(opts, otlptracehttp.WithTimeout(s.Timeout))
-		}
-		if s.TLS != nil {
-			opts = append(opts, otlptracehttp.WithTLSClientConfig(s.TLS))
-		}
-		var err error
-		if exp, err = otlptracehttp.New(context.Background(), opts...); err != nil {
-			return nil, fmt.Errorf("telemetry: OTLP exporter: %w", err)
-		}
-	} else {
-		exp = newOTLPHTTP(s)
-	}
-	b := newBatcher(exp, s.BatchDelay, s.BatchSize, s.QueueSize)
-	b.log = logger
-	sampler, res := s.Sampler, s.Resource
-	if sampler == nil {
-		sampler = sdktrace.ParentBased(sdktrace.AlwaysSample())
-	}
+	res := slices.Clone(s.Resource)
 	if len(res) == 0 {
 		res = []attribute.KeyValue{attribute.String("service.name", DefaultServiceName)}
 	}
-	tp := sdktrace.NewTracerProvider(
-		sdktrace.WithSpanProcessor(b),
-		sdktrace.WithSampler(sampler),
-		sdktrace.WithResource(resource.NewSchemaless(res...)),
-	)
-	return &Tracing{provider: tp, tracer: tp.Tracer(InstrumentationName), batcher: b}, nil
+	slices.SortFunc(res, func(a, b attribute.KeyValue) int { return strings.Compare(string(a.Key), string(b.Key)) })
+	var enc encoding = newProtoEncoding(res, InstrumentationName, version())
+	contentType := "application/x-protobuf"
+	if s.JSON {
+		enc, contentType = newJSONEncoding(res, InstrumentationName, version()), "application/json"
+	}
+	b := newBatcher(enc, newOTLPHTTP(s, contentType), s.BatchDelay, s.BatchSize, s.QueueSize)
+	b.log = logger
+	t := &tracer{sampler: s.Sampler, batcher: b}
+	t.tp = provider{t: t}
+	return &Tracing{tracer: t, batcher: b}, nil
 }
 
 // Tracer is the tracer of erpgate's spans; nil for a nil Tracing, which
@@ -402,7 +378,7 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	if err := t.provider.Shutdown(ctx); err != nil {
+	if err := t.batcher.shutdown(ctx); err != nil {
 		return fmt.Errorf("telemetry: flush spans: %w", err)
 	}
 	return nil
