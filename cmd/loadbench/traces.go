@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"runtime"
 	"slices"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -20,22 +21,25 @@ import (
 
 // The traces bench: the same gateway twice, one with tracing off (no
 // OTEL_* variable) and one exporting every span to an OTLP/HTTP receiver
-// in this process that decodes and discards them, driven alternately with
-// get_invoice over REST (with a traceparent) and as tools/call on /mcp
-// (with params._meta.traceparent), each a closed loop of the same
-// concurrency for the same time. What tracing costs is the difference of
-// the gateway's CPU time per call, taken round by round: each round drives
-// off and on one after the other (in turn the other way round), so that
-// load from elsewhere falls on both alike, and the goal is judged on the
-// median of the rounds' differences, which one disturbed round cannot
-// move.
+// in this process that decodes and discards them, driven with get_invoice
+// over REST (with a traceparent) and as tools/call on /mcp (with
+// params._meta.traceparent). What tracing costs is the difference of the
+// two gateways' CPU time per call, taken round by round, and the goal is
+// judged on the median of the rounds' differences, which one disturbed
+// round cannot move. Two things would otherwise swamp a difference of a
+// few microseconds on a small machine: the machine's speed, which changes
+// from one second to the next, and the two processes themselves (two
+// gateways alike, both off, differ by about 5 µs per call for the whole of
+// their lives). So each round drives off and on side by side, at once,
+// each with a closed loop of its own, and each round runs on two gateways
+// started afresh, the other one first in every other round.
 
 // Goal of the traces bench: tracing costs at most this much CPU per read.
 const goalTraceCPU = 10 * time.Microsecond
 
 // Defaults of the traces command line.
 const (
-	defaultTraceConcurrency = 16
+	defaultTraceConcurrency = 8
 	defaultTraceLength      = 12 * time.Second
 	defaultTraceRounds      = 12
 )
@@ -51,9 +55,9 @@ func parseTraces(args []string, stderr io.Writer) (tracesConfig, error) {
 	fs := flag.NewFlagSet("loadbench traces", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var cfg tracesConfig
-	fs.IntVar(&cfg.concurrency, "c", defaultTraceConcurrency, "concurrent calls of each path's closed loop")
+	fs.IntVar(&cfg.concurrency, "c", defaultTraceConcurrency, "concurrent calls of each gateway's closed loop (two at once)")
 	fs.DurationVar(&cfg.length, "d", defaultTraceLength, "time each path is driven, over all rounds, its 10 % warm-up per round included")
-	fs.IntVar(&cfg.rounds, "rounds", defaultTraceRounds, "turns over the paths, so that load from elsewhere falls on all alike")
+	fs.IntVar(&cfg.rounds, "rounds", defaultTraceRounds, "rounds, each on two gateways started afresh")
 	fs.StringVar(&cfg.erpgate, "erpgate", "", "erpgate binary (default: built from this repository with go build)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -77,10 +81,10 @@ func newTraceparent() string {
 
 // tracedRESTPath reads the invoice over REST, each call with a
 // traceparent of its own.
-func tracedRESTPath(name, base string, tr *http.Transport) *mcpPath {
+func tracedRESTPath(name string, base *string, tr *http.Transport) *mcpPath {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	url := base + "/invoices/" + invoiceID
 	return &mcpPath{name: name, tr: tr, start: func(context.Context) (caller, func(), error) {
+		url := *base + "/invoices/" + invoiceID
 		return func(ctx context.Context) error {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 			if err != nil {
@@ -95,10 +99,10 @@ func tracedRESTPath(name, base string, tr *http.Transport) *mcpPath {
 
 // tracedMCPPath reads the invoice as tools/call on /mcp in mcpProtocol,
 // each call with a traceparent of its own in params._meta.
-func tracedMCPPath(name, base string, tr *http.Transport) *mcpPath {
+func tracedMCPPath(name string, base *string, tr *http.Transport) *mcpPath {
 	client := &http.Client{Transport: tr, Timeout: 30 * time.Second}
-	url := base + "/mcp"
 	return &mcpPath{name: name, tr: tr, start: func(context.Context) (caller, func(), error) {
+		url := *base + "/mcp"
 		return func(ctx context.Context) error {
 			body := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"` + mcpProtocol +
 				`","io.modelcontextprotocol/clientCapabilities":{},"traceparent":"` + newTraceparent() +
@@ -150,51 +154,85 @@ func runTraces(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	dir, erp, bin := ws.dir, ws.erp, ws.bin
 	receiver := otlptest.NewDiscarding()
 	defer receiver.Close()
-	off, err := startErpgateEnv(bin, erp.url, dir, "erpgate-off", false, nil)
-	if err != nil {
-		return err
-	}
-	defer off.stop()
-	on, err := startErpgateEnv(bin, erp.url, dir, "erpgate-on", false,
-		[]string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL(), "OTEL_SERVICE_NAME=loadbench"})
-	if err != nil {
-		return err
-	}
-	defer on.stop()
-
+	onEnv := []string{"OTEL_EXPORTER_OTLP_ENDPOINT=" + receiver.URL(), "OTEL_SERVICE_NAME=loadbench"}
 	conns := 2 * cfg.concurrency
-	restOff := tracedRESTPath("REST, off", off.url, newMCPTransport(conns))
-	restOn := tracedRESTPath("REST, on", on.url, newMCPTransport(conns))
-	mcpOff := tracedMCPPath("/mcp, off", off.url, newMCPTransport(conns))
-	mcpOn := tracedMCPPath("/mcp, on", on.url, newMCPTransport(conns))
-	restOff.procs, mcpOff.procs = []*child{off}, []*child{off}
-	restOn.procs, mcpOn.procs = []*child{on}, []*child{on}
+	var offURL, onURL string
+	restOff := tracedRESTPath("REST, off", &offURL, newMCPTransport(conns))
+	restOn := tracedRESTPath("REST, on", &onURL, newMCPTransport(conns))
+	mcpOff := tracedMCPPath("/mcp, off", &offURL, newMCPTransport(conns))
+	mcpOn := tracedMCPPath("/mcp, on", &onURL, newMCPTransport(conns))
 	paths := []*mcpPath{restOff, restOn, mcpOff, mcpOn}
-	defer func() {
+	d := cfg.length / time.Duration(cfg.rounds)
+	for round := range cfg.rounds {
+		off, on, err := startPair(bin, erp.url, dir, onEnv, round%2 == 1)
+		if err != nil {
+			return err
+		}
+		offURL, onURL = off.url, on.url
+		restOff.procs, mcpOff.procs = []*child{off}, []*child{off}
+		restOn.procs, mcpOn.procs = []*child{on}, []*child{on}
+		for _, pair := range [][2]*mcpPath{{restOff, restOn}, {mcpOff, mcpOn}} {
+			progress("round %d of %d: %s and %s side by side, %d concurrent each, %s", round+1, cfg.rounds, pair[0].name, pair[1].name, cfg.concurrency, d)
+			if err = driveTogether(ctx, cfg.concurrency, d, pair[0], pair[1]); err != nil {
+				break
+			}
+		}
+		// The on gateway sends its last spans as it stops.
+		off.stop()
+		on.stop()
 		for _, p := range paths {
 			p.tr.CloseIdleConnections()
 		}
-	}()
-	d := cfg.length / time.Duration(cfg.rounds)
-	for round := range cfg.rounds {
-		order := paths
-		if round%2 == 1 {
-			order = []*mcpPath{restOn, restOff, mcpOn, mcpOff}
-		}
-		for _, p := range order {
-			progress("round %d of %d: %s, %d concurrent, %s", round+1, cfg.rounds, p.name, cfg.concurrency, d)
-			if err := p.drive(ctx, cfg.concurrency, d); err != nil {
-				return err
-			}
+		if err != nil {
+			return err
 		}
 	}
-	// The last spans leave the gateway within the batch's delay (5s).
+	// The last spans leave the gateway as it stops; the receiver may still
+	// be reading them.
 	deadline := time.Now().Add(7 * time.Second)
 	for receiver.Count() < restOn.calls+mcpOn.calls && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	printTraces(stdout, m, cfg, paths, receiver)
 	return nil
+}
+
+// startPair starts a gateway with tracing off and one with onEnv, in turn
+// the other one first.
+func startPair(bin, erpURL, dir string, onEnv []string, onFirst bool) (off, on *child, err error) {
+	startOff := func() error {
+		off, err = startErpgateEnv(bin, erpURL, dir, "erpgate-off", false, nil)
+		return err
+	}
+	startOn := func() error {
+		on, err = startErpgateEnv(bin, erpURL, dir, "erpgate-on", false, onEnv)
+		return err
+	}
+	first, second := startOff, startOn
+	if onFirst {
+		first, second = startOn, startOff
+	}
+	if err = first(); err == nil {
+		err = second()
+	}
+	if err != nil {
+		off.stop()
+		on.stop()
+		return nil, nil, err
+	}
+	return off, on, nil
+}
+
+// driveTogether drives a and b at once, each with a closed loop of n
+// workers for d: both gateways meet the same machine, whatever else it
+// runs at that moment.
+func driveTogether(ctx context.Context, n int, d time.Duration, a, b *mcpPath) error {
+	var wg sync.WaitGroup
+	var errA, errB error
+	wg.Go(func() { errA = a.drive(ctx, n, d) })
+	wg.Go(func() { errB = b.drive(ctx, n, d) })
+	wg.Wait()
+	return errors.Join(errA, errB)
 }
 
 // roundDiffs are the rounds' differences of CPU per call, on minus off,
@@ -214,8 +252,9 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 func printTraces(w io.Writer, m machine, cfg tracesConfig, paths []*mcpPath, receiver *otlptest.Receiver) {
 	fmt.Fprintf(w, "machine: nproc %d, %s, %s, GOMAXPROCS %d; load average %s at start, %s at end\n",
 		m.cpus, m.model, m.goVersion, runtime.GOMAXPROCS(0), m.load, loadAverage())
-	fmt.Fprintf(w, "get_invoice, closed loop of %d concurrent calls per path, %s per path in %d rounds (10 %% warm-up per round); "+
-		"every call with a sampled traceparent of its own\n", cfg.concurrency, cfg.length, cfg.rounds)
+	fmt.Fprintf(w, "get_invoice, off and on side by side, a closed loop of %d concurrent calls each, %s per path in %d rounds "+
+		"(10 %% warm-up per round), each round on two gateways started afresh; every call with a sampled traceparent of its own\n",
+		cfg.concurrency, cfg.length, cfg.rounds)
 	fmt.Fprintf(w, "off: no OTEL_* variable; on: OTEL_EXPORTER_OTLP_ENDPOINT to a receiver in the bench that decodes and discards (%d spans in %d exports)\n",
 		receiver.Count(), receiver.Exports())
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
