@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	jsonv2 "github.com/go-json-experiment/json"
@@ -157,8 +158,8 @@ func (s *Server) startCall(ctx context.Context, ct *callTrace) (context.Context,
 	}
 	ctx, span := s.tracer.Start(ctx, ct.spanName, serverKind)
 	if span.IsRecording() {
-		attrs := make([]attribute.KeyValue, 0, 6)
-		attrs = append(attrs, attrMethod.String(methodToolsCall), attrToolName.String(ct.tool),
+		buf := callAttrs.Get().(*[]attribute.KeyValue)
+		attrs := append((*buf)[:0], attrMethod.String(methodToolsCall), attrToolName.String(ct.tool),
 			attrGenAIOperation.String(genAIOperationTools))
 		if ct.id != "" {
 			attrs = append(attrs, attrRequestID.String(ct.id))
@@ -170,9 +171,20 @@ func (s *Server) startCall(ctx context.Context, ct *callTrace) (context.Context,
 			attrs = append(attrs, attrSession.String(sid))
 		}
 		span.SetAttributes(attrs...)
+		clear(attrs)
+		*buf = attrs[:0]
+		callAttrs.Put(buf)
 	}
 	return ctx, span
 }
+
+// callAttrs holds the slices startCall gathers a call's attributes in:
+// SetAttributes copies them, so that one slice serves call after call
+// instead of one more allocation per traced call.
+var callAttrs = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 6)
+	return &s
+}}
 
 // endCall ends a call's span with its answer: the REST status of its
 // result, or err, a protocol error.
