@@ -21,9 +21,9 @@ import (
 // straight into the batch it is sent in. The SDK's span keeps its
 // attributes in a slice of its own that grows with each SetAttributes,
 // copies itself into a snapshot as it ends and deduplicates the
-// attributes through a map: on a read, whose two spans are the greater
-// part of what tracing costs, that was about 4 µs of CPU of the 12 µs
-// (loadbench traces). The samplers are still the SDK's, as the OTEL_*
+// attributes through a map: on a read's two spans, 4 to 5 µs of CPU and
+// 3 KB more than these (cmd/loadbench/README.md, "Tracing"). The
+// samplers other than the default are still the SDK's, as the OTEL_*
 // variables name them.
 
 // Limits of a span, as the OpenTelemetry specification's defaults
