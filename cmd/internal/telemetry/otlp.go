@@ -165,9 +165,6 @@ const (
 	fEventName            = 2
 	fEventAttrs           = 3
 	fEventDroppedAttrs    = 4
-	fLinkTraceID          = 1
-	fLinkSpanID           = 2
-	fLinkTraceState       = 3
 	fLinkAttrs            = 4
 	fLinkDroppedAttrs     = 5
 	fLinkFlags            = 6
@@ -188,12 +185,7 @@ const (
 
 // appendSpan appends the fields of a Span message.
 func (e *protoEncoding) appendSpan(b []byte, s *span) []byte {
-	tid, sid := s.sc.TraceID(), s.sc.SpanID()
-	b = protowire.AppendTag(b, fSpanTraceID, protowire.BytesType)
-	b = protowire.AppendBytes(b, tid[:])
-	b = protowire.AppendTag(b, fSpanID, protowire.BytesType)
-	b = protowire.AppendBytes(b, sid[:])
-	b = appendString(b, fSpanTraceState, s.sc.TraceState().String())
+	b = appendSpanContext(b, s.sc)
 	flags := uint32(s.sc.TraceFlags()) | flagHasIsRemote
 	if pid := s.parent; pid.IsValid() {
 		b = protowire.AppendTag(b, fSpanParentID, protowire.BytesType)
@@ -234,12 +226,7 @@ func (e *protoEncoding) appendSpan(b []byte, s *span) []byte {
 	for _, l := range m.links {
 		var at int
 		b, at = openMessage(b, fSpanLinks)
-		ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-		b = protowire.AppendTag(b, fLinkTraceID, protowire.BytesType)
-		b = protowire.AppendBytes(b, ltid[:])
-		b = protowire.AppendTag(b, fLinkSpanID, protowire.BytesType)
-		b = protowire.AppendBytes(b, lsid[:])
-		b = appendString(b, fLinkTraceState, l.SpanContext.TraceState().String())
+		b = appendSpanContext(b, l.SpanContext)
 		for _, kv := range l.Attributes {
 			b = appendKV(b, fLinkAttrs, kv)
 		}
@@ -261,6 +248,17 @@ func (e *protoEncoding) appendSpan(b []byte, s *span) []byte {
 	}
 	b = protowire.AppendTag(b, fSpanFlags, protowire.Fixed32Type)
 	return protowire.AppendFixed32(b, flags)
+}
+
+// appendSpanContext appends the trace id, span id and trace state of sc,
+// the first three fields of a Span and of a Link alike.
+func appendSpanContext(b []byte, sc trace.SpanContext) []byte {
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b = protowire.AppendTag(b, fSpanTraceID, protowire.BytesType)
+	b = protowire.AppendBytes(b, tid[:])
+	b = protowire.AppendTag(b, fSpanID, protowire.BytesType)
+	b = protowire.AppendBytes(b, sid[:])
+	return appendString(b, fSpanTraceState, sc.TraceState().String())
 }
 
 // otlpStatus is OTLP's number of a status code: 1 OK, 2 ERROR (the API's

@@ -46,16 +46,7 @@ func (e *jsonEncoding) appendRequest(b []byte, spans []byte) []byte {
 
 // appendSpan appends a Span object.
 func (e *jsonEncoding) appendSpan(b []byte, s *span) []byte {
-	tid, sid := s.sc.TraceID(), s.sc.SpanID()
-	b = append(b, `{"traceId":"`...)
-	b = hex.AppendEncode(b, tid[:])
-	b = append(b, `","spanId":"`...)
-	b = hex.AppendEncode(b, sid[:])
-	b = append(b, '"')
-	if ts := s.sc.TraceState().String(); ts != "" {
-		b = append(b, `,"traceState":`...)
-		b = appendJSONString(b, ts)
-	}
+	b = appendJSONSpanContext(b, s.sc)
 	flags := uint32(s.sc.TraceFlags()) | flagHasIsRemote
 	if pid := s.parent; pid.IsValid() {
 		b = append(b, `,"parentSpanId":"`...)
@@ -119,16 +110,7 @@ func (e *jsonEncoding) appendSpan(b []byte, s *span) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			ltid, lsid := l.SpanContext.TraceID(), l.SpanContext.SpanID()
-			b = append(b, `{"traceId":"`...)
-			b = hex.AppendEncode(b, ltid[:])
-			b = append(b, `","spanId":"`...)
-			b = hex.AppendEncode(b, lsid[:])
-			b = append(b, '"')
-			if ts := l.SpanContext.TraceState().String(); ts != "" {
-				b = append(b, `,"traceState":`...)
-				b = appendJSONString(b, ts)
-			}
+			b = appendJSONSpanContext(b, l.SpanContext)
 			lflags := uint32(l.SpanContext.TraceFlags()) | flagHasIsRemote
 			if l.SpanContext.IsRemote() {
 				lflags |= flagIsRemote
@@ -152,6 +134,22 @@ func (e *jsonEncoding) appendSpan(b []byte, s *span) []byte {
 		b = append(b, '}')
 	}
 	return append(b, '}')
+}
+
+// appendJSONSpanContext opens a Span or Link object with the trace id,
+// span id and trace state of sc.
+func appendJSONSpanContext(b []byte, sc trace.SpanContext) []byte {
+	tid, sid := sc.TraceID(), sc.SpanID()
+	b = append(b, `{"traceId":"`...)
+	b = hex.AppendEncode(b, tid[:])
+	b = append(b, `","spanId":"`...)
+	b = hex.AppendEncode(b, sid[:])
+	b = append(b, '"')
+	if ts := sc.TraceState().String(); ts != "" {
+		b = append(b, `,"traceState":`...)
+		b = appendJSONString(b, ts)
+	}
+	return b
 }
 
 func appendJSONCount(b []byte, field string, n int) []byte {
