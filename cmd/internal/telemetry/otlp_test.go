@@ -2,11 +2,15 @@ package telemetry
 
 import (
 	"bytes"
+	"compress/gzip"
 	"context"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
@@ -361,4 +365,63 @@ type blockingExporter struct {
 func (e blockingExporter) send(ctx context.Context, body []byte, n int) error {
 	<-e.gate
 	return e.captured.send(ctx, body, n)
+}
+
+// TestStartSendsJSON: with OTEL_EXPORTER_OTLP_PROTOCOL=http/json the
+// gateway posts OTLP JSON, with its content type and headers, gzipped when
+// asked, and the spans ended before Shutdown arrive.
+func TestStartSendsJSON(t *testing.T) {
+	type got struct {
+		contentType, encoding, key string
+		body                       []byte
+	}
+	gotc := make(chan got, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var rd io.Reader = r.Body
+		if r.Header.Get("Content-Encoding") == "gzip" {
+			zr, err := gzip.NewReader(r.Body)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			rd = zr
+		}
+		body, _ := io.ReadAll(rd)
+		gotc <- got{r.Header.Get("Content-Type"), r.Header.Get("Content-Encoding"), r.Header.Get("Api-Key"), body}
+	}))
+	defer srv.Close()
+	s, err := FromEnv(func(k string) string {
+		return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/json",
+			"OTEL_EXPORTER_OTLP_HEADERS": "api-key=secret", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}[k]
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tracing, err := Start(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, span := tracing.Tracer().Start(context.Background(), "get_invoice")
+	span.End()
+	if err := tracing.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	g := <-gotc
+	var req struct {
+		ResourceSpans []struct {
+			ScopeSpans []struct {
+				Spans []struct {
+					TraceID string `json:"traceId"`
+					Name    string `json:"name"`
+				} `json:"spans"`
+			} `json:"scopeSpans"`
+		} `json:"resourceSpans"`
+	}
+	if err := json.Unmarshal(g.body, &req); err != nil || len(req.ResourceSpans) != 1 || len(req.ResourceSpans[0].ScopeSpans[0].Spans) != 1 {
+		t.Fatalf("%v: %s", err, g.body)
+	}
+	sp := req.ResourceSpans[0].ScopeSpans[0].Spans[0]
+	if g.contentType != "application/json" || g.encoding != "gzip" || g.key != "secret" || sp.Name != "get_invoice" || len(sp.TraceID) != 32 {
+		t.Errorf("content type %q, encoding %q, key %q, span %+v", g.contentType, g.encoding, g.key, sp)
+	}
 }
