@@ -1,24 +1,20 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/internal/logtest"
 	"github.com/erpgate/erpgate/api/mcp"
 	"github.com/erpgate/erpgate/erp/records/recordstest"
 	"github.com/erpgate/erpgate/erp/sap"
@@ -27,58 +23,13 @@ import (
 	"github.com/erpgate/erpgate/retry"
 )
 
-// logLines is a log's JSON lines, written by any goroutine.
-type logLines struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logLines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// take returns the lines written since the last take, decoded, and the
-// text they were written as.
-func (l *logLines) take(t *testing.T) ([]map[string]any, string) {
-	t.Helper()
-	l.mu.Lock()
-	text := l.buf.String()
-	l.buf.Reset()
-	l.mu.Unlock()
-	var out []map[string]any
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("a log line is not JSON: %v\n%s", err, line)
-		}
-		out = append(out, m)
-	}
-	return out, text
-}
-
-// traceIDs adds trace_id to a record logged in a span's context, as the
-// gateway's production log handler does (cmd/internal/telemetry).
-type traceIDs struct{ slog.Handler }
-
-func (h traceIDs) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
-	}
-	return h.Handler.Handle(ctx, r)
-}
-
 // accessLogKey is the API key of the access log's tests.
 const accessLogKey = "sk-access-log-agent-7Hq2"
 
 // loggedGateway is the gateway with its MCP endpoint, over the simulated
 // ERP through the SAP client, tracing on, and every line of its log (the
 // REST side's and the MCP endpoint's) in lines.
-func loggedGateway(t *testing.T) (*httptest.Server, *logLines) {
+func loggedGateway(t *testing.T) (*httptest.Server, *logtest.Lines) {
 	t.Helper()
 	simSrv := httptest.NewServer(sim.New(sim.Options{}))
 	t.Cleanup(simSrv.Close)
@@ -90,8 +41,8 @@ func loggedGateway(t *testing.T) (*httptest.Server, *logLines) {
 	}
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
-	lines := &logLines{}
-	logger := slog.New(traceIDs{slog.NewJSONHandler(lines, nil)})
+	lines := &logtest.Lines{}
+	logger := lines.Logger()
 	store, _ := recordstest.SQLite(t)
 	srv, err := api.NewServer(api.Options{ERP: client, Records: store, Metrics: metrics, Logger: logger, Tracer: tp.Tracer("test"),
 		Credentials: []api.Credential{credential(t, "ap-agent", accessLogKey, "read", "write")}})
@@ -175,7 +126,7 @@ func TestAccessLogOneEntryPerInvocation(t *testing.T) {
 		if status, body := send(t, req); status != int(c.status) {
 			t.Fatalf("REST %s: %d %s", c.id, status, body)
 		}
-		l, text := lines.take(t)
+		l, text := lines.Take(t)
 		e := oneEntry(t, "REST "+c.id, l, text)
 		check("REST "+c.id, e, "run-rest-"+c.id, c.status, c.code)
 		if args := e["args"].(map[string]any); args["invoice_id"] != c.id {
@@ -201,7 +152,7 @@ func TestAccessLogOneEntryPerInvocation(t *testing.T) {
 		if status, body := send(t, req); status != http.StatusOK || !strings.Contains(body, `"result"`) {
 			t.Fatalf("MCP %s: %d %s", protocol, status, body)
 		}
-		l, text := lines.take(t)
+		l, text := lines.Take(t)
 		check("MCP "+protocol, oneEntry(t, "MCP "+protocol, l, text), fmt.Sprintf("run-mcp-%d", i), 200, "")
 	}
 }
@@ -223,7 +174,7 @@ func TestAccessLogRedactsPersonalData(t *testing.T) {
 		if status >= 500 {
 			t.Fatalf("request_approval: %d %s", status, answer)
 		}
-		l, text := lines.take(t)
+		l, text := lines.Take(t)
 		if strings.Contains(text, "Jane") || strings.Contains(text, "example.com") {
 			t.Fatalf("the justification's text is in the log:\n%s", text)
 		}
@@ -250,7 +201,7 @@ func TestAccessLogRedactsPersonalData(t *testing.T) {
 	if status, body := send(t, req); status != http.StatusOK {
 		t.Fatalf("search_suppliers: %d %s", status, body)
 	}
-	l, text := lines.take(t)
+	l, text := lines.Take(t)
 	if strings.Contains(text, "Roe") {
 		t.Fatalf("the searched name is in the log:\n%s", text)
 	}
@@ -268,7 +219,7 @@ func TestAccessLogRedactsPersonalData(t *testing.T) {
 	if status, body := send(t, req); status != http.StatusBadRequest {
 		t.Fatalf("get_approval of prose: %d %s", status, body)
 	}
-	l, text = lines.take(t)
+	l, text = lines.Take(t)
 	if strings.Contains(text, "Jane") {
 		t.Errorf("an id argument's prose is in the log:\n%s", text)
 	}
@@ -286,7 +237,7 @@ func TestAccessLogListsTheERPCalls(t *testing.T) {
 	if status, body := send(t, req); status != http.StatusOK {
 		t.Fatalf("three-way match: %d %s", status, body)
 	}
-	l, text := lines.take(t)
+	l, text := lines.Take(t)
 	e := oneEntry(t, "three-way match", l, text)
 	called := strings.Split(fmt.Sprint(e["erp_calls"]), ",")
 	t.Logf("erp_calls: %v", called)

@@ -1,67 +1,19 @@
 package mcp_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/internal/logtest"
 )
-
-// logBuffer holds a log's JSON lines, written by any goroutine.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-// take returns the lines written since the last take, decoded, and their
-// text.
-func (l *logBuffer) take(t *testing.T) ([]map[string]any, string) {
-	t.Helper()
-	l.mu.Lock()
-	text := l.buf.String()
-	l.buf.Reset()
-	l.mu.Unlock()
-	var out []map[string]any
-	for line := range strings.SplitSeq(strings.TrimSpace(text), "\n") {
-		if line == "" {
-			continue
-		}
-		var m map[string]any
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatalf("a log line is not JSON: %v\n%s", err, line)
-		}
-		out = append(out, m)
-	}
-	return out, text
-}
-
-// withTraceID adds trace_id to a record logged in a trace's context, as
-// the gateway's log handler does.
-type withTraceID struct{ slog.Handler }
-
-func (h withTraceID) Handle(ctx context.Context, r slog.Record) error {
-	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() {
-		r.AddAttrs(slog.String("trace_id", sc.TraceID().String()))
-	}
-	return h.Handler.Handle(ctx, r)
-}
 
 // TestRefusedCallsAreLoggedOnce: a tools/call refused before its operation
 // ran (arguments that are not an object, a path argument of the wrong
@@ -75,8 +27,8 @@ func (h withTraceID) Handle(ctx context.Context, r slog.Record) error {
 // reaches the log.
 func TestRefusedCallsAreLoggedOnce(t *testing.T) {
 	const key = "sk-refused-agent-4Rt9"
-	lines := &logBuffer{}
-	logger := slog.New(withTraceID{slog.NewJSONHandler(lines, nil)})
+	lines := &logtest.Lines{}
+	logger := lines.Logger()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(tracetest.NewSpanRecorder()))
 	t.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
 	s := newStack(t, func(o *api.Options) {
@@ -136,7 +88,7 @@ func TestRefusedCallsAreLoggedOnce(t *testing.T) {
 					if !strings.Contains(answer, "INVALID_REQUEST") {
 						t.Fatalf("not refused:\n%s", answer)
 					}
-					l, text := lines.take(t)
+					l, text := lines.Take(t)
 					if len(l) != 1 {
 						t.Fatalf("%d log lines, want exactly one:\n%s", len(l), text)
 					}
@@ -183,7 +135,7 @@ func TestRefusedCallsAreLoggedOnce(t *testing.T) {
 		if !strings.Contains(answer, "INVOICE_NOT_FOUND") {
 			t.Fatalf("get_invoice of an unknown invoice:\n%s", answer)
 		}
-		l, text := lines.take(t)
+		l, text := lines.Take(t)
 		if len(l) != 1 || l[0]["code"] != "INVOICE_NOT_FOUND" || l[0]["path"] != "/invoices/5105600999" || l[0]["client"] != "ap-agent" {
 			t.Errorf("SDK only %v: want the REST handler's one line:\n%s", sdkOnly, text)
 		}
