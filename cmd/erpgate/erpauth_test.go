@@ -35,31 +35,28 @@ import (
 func TestConfigERPAuth(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeSelfSigned(t, dir)
-	parse := func(env map[string]string, args ...string) (config, error) {
-		return parseConfig(args, func(k string) string { return env[k] }, io.Discard)
-	}
 	// Without settings: no authentication; with a user, basic.
-	c, err := parse(nil)
+	c, err := parseEnv(nil)
 	if err != nil || c.erpAuth != sap.AuthNone || c.sapClient != "" || c.erpTLS != nil || c.erpOAuth2 != nil {
 		t.Errorf("defaults: %q %q %v %v, %v", c.erpAuth, c.sapClient, c.erpTLS, c.erpOAuth2, err)
 	}
-	c, err = parse(map[string]string{"ERPGATE_ERP_USER": "ERPGATE_SVC", "ERPGATE_SAP_CLIENT": "100"})
+	c, err = parseEnv(map[string]string{"ERPGATE_ERP_USER": "ERPGATE_SVC", "ERPGATE_SAP_CLIENT": "100"})
 	if err != nil || c.erpAuth != sap.AuthBasic || c.sapClient != "100" {
 		t.Errorf("with a user: %q %q, %v", c.erpAuth, c.sapClient, err)
 	}
 	// X.509: the key pair is read, and the CA bundle with it.
-	c, err = parse(nil, "-addr", "127.0.0.1:8080", "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile,
+	c, err = parseEnv(nil, "-addr", "127.0.0.1:8080", "-erp-url", "https://s4.example.com", "-erp-auth", "mtls", "-erp-client-cert", certFile,
 		"-erp-client-key", keyFile, "-erp-ca", certFile)
 	if err != nil || c.erpTLS == nil || len(c.erpTLS.Certificates) != 1 || c.erpTLS.RootCAs == nil {
 		t.Errorf("mtls: %+v, %v", c.erpTLS, err)
 	}
 	// A private CA alone, with basic authentication.
-	c, err = parse(map[string]string{"ERPGATE_ERP_USER": "u", "ERPGATE_ERP_CA": certFile})
+	c, err = parseEnv(map[string]string{"ERPGATE_ERP_USER": "u", "ERPGATE_ERP_CA": certFile})
 	if err != nil || c.erpTLS == nil || c.erpTLS.RootCAs == nil || len(c.erpTLS.Certificates) != 0 {
 		t.Errorf("basic with a CA: %+v, %v", c.erpTLS, err)
 	}
 	// OAuth 2.0: the secret from the environment, the scopes split.
-	c, err = parse(map[string]string{"ERPGATE_ERP_CLIENT_SECRET": " s3cret "}, "-erp-auth", "oauth2",
+	c, err = parseEnv(map[string]string{"ERPGATE_ERP_CLIENT_SECRET": " s3cret "}, "-erp-auth", "oauth2",
 		"-erp-token-url", "https://tenant.authentication.eu10.hana.ondemand.com/oauth/token", "-erp-client-id", "sb-erpgate",
 		"-erp-scopes", "API_A_0001, API_B_0001 API_C")
 	if err != nil || c.erpOAuth2 == nil || c.erpOAuth2.ClientSecret != " s3cret " || c.erpOAuth2.ClientID != "sb-erpgate" ||
@@ -67,12 +64,7 @@ func TestConfigERPAuth(t *testing.T) {
 		t.Errorf("oauth2: %+v, %v", c.erpOAuth2, err)
 	}
 
-	bad := []struct {
-		name  string
-		env   map[string]string
-		args  []string
-		names []string // settings the error must name
-	}{
+	bad := []refusedSettings{
 		{"sap-client of two digits", nil, []string{"-sap-client", "10"}, []string{"-sap-client (ERPGATE_SAP_CLIENT)"}},
 		{"sap-client not digits", nil, []string{"-sap-client", "1OO"}, []string{"-sap-client"}},
 		{"unknown way", nil, []string{"-erp-auth", "kerberos"}, []string{"-erp-auth (ERPGATE_ERP_AUTH)"}},
@@ -98,15 +90,34 @@ func TestConfigERPAuth(t *testing.T) {
 		{"a client secret with basic", map[string]string{"ERPGATE_ERP_CLIENT_SECRET": "s", "ERPGATE_ERP_USER": "u"}, nil,
 			[]string{"-erp-client-secret"}},
 	}
+	checkRefused(t, bad)
+}
+
+// parseEnv reads the settings of args with env as the environment.
+func parseEnv(env map[string]string, args ...string) (config, error) {
+	return parseConfig(args, func(k string) string { return env[k] }, io.Discard)
+}
+
+// refusedSettings are settings parseEnv must refuse: its error names each of
+// names (a setting, or what it says of one) and never the secret s3cret.
+type refusedSettings struct {
+	name  string
+	env   map[string]string
+	args  []string
+	names []string
+}
+
+func checkRefused(t *testing.T, bad []refusedSettings) {
+	t.Helper()
 	for _, tt := range bad {
-		_, err := parse(tt.env, tt.args...)
+		_, err := parseEnv(tt.env, tt.args...)
 		if err == nil {
 			t.Errorf("%s: accepted", tt.name)
 			continue
 		}
 		for _, n := range tt.names {
 			if !strings.Contains(err.Error(), n) {
-				t.Errorf("%s: error %q does not name %s", tt.name, err, n)
+				t.Errorf("%s: error %q does not name %q", tt.name, err, n)
 			}
 		}
 		if strings.Contains(err.Error(), "s3cret") {

@@ -267,14 +267,11 @@ func TestConfigSAMLBearer(t *testing.T) {
 	dir := t.TempDir()
 	certFile, keyFile := writeRSASelfSigned(t, dir)
 	ecCert, ecKey := writeSelfSigned(t, dir)
-	parse := func(env map[string]string, args ...string) (config, error) {
-		return parseConfig(args, func(k string) string { return env[k] }, io.Discard)
-	}
 	secret := map[string]string{"ERPGATE_ERP_CLIENT_SECRET": "s3cret"}
 	full := []string{"-erp-auth", "saml-bearer", "-erp-token-url", "https://s4.example.com/sap/bc/sec/oauth2/token",
 		"-erp-client-id", "ERPGATE_CLIENT", "-erp-scopes", "API_A,API_B", "-erp-saml-issuer", "erpgate-idp",
 		"-erp-saml-audience", "SAP_OAUTH_SP_100", "-erp-saml-cert", certFile, "-erp-saml-key", keyFile, "-erp-saml-user", "ERPGATE_TECH"}
-	c, err := parse(secret, full...)
+	c, err := parseEnv(secret, full...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,12 +283,7 @@ func TestConfigSAMLBearer(t *testing.T) {
 		t.Fatalf("saml-bearer: %q %+v", c.erpAuth, s)
 	}
 
-	bad := []struct {
-		name string
-		env  map[string]string
-		args []string
-		want []string
-	}{
+	bad := []refusedSettings{
 		{"nothing but the way", nil, []string{"-erp-auth", "saml-bearer"}, []string{
 			"-erp-token-url (ERPGATE_ERP_TOKEN_URL): must be set for -erp-auth saml-bearer",
 			"-erp-client-id (ERPGATE_ERP_CLIENT_ID): must be set for -erp-auth saml-bearer",
@@ -316,21 +308,7 @@ func TestConfigSAMLBearer(t *testing.T) {
 		{"SAML settings with basic", map[string]string{"ERPGATE_ERP_USER": "u"}, []string{"-erp-saml-user", "ERPGATE_TECH"}, []string{
 			"-erp-saml-user (ERPGATE_ERP_SAML_USER): needs -erp-auth saml-bearer"}},
 	}
-	for _, tt := range bad {
-		_, err := parse(tt.env, tt.args...)
-		if err == nil {
-			t.Errorf("%s: accepted", tt.name)
-			continue
-		}
-		for _, w := range tt.want {
-			if !strings.Contains(err.Error(), w) {
-				t.Errorf("%s: error %q does not say %q", tt.name, err, w)
-			}
-		}
-		if strings.Contains(err.Error(), "s3cret") {
-			t.Errorf("%s: error %q shows the secret", tt.name, err)
-		}
-	}
+	checkRefused(t, bad)
 }
 
 // replaced is args with each old value (pairs of old, new) replaced.
