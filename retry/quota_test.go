@@ -16,6 +16,7 @@ import (
 
 	"github.com/erpgate/erpgate/api/runs/redistest"
 	"github.com/erpgate/erpgate/retry"
+	"github.com/erpgate/erpgate/retry/quotatest"
 )
 
 // countingERP is an ERP that notes when each request arrives and how many
@@ -56,13 +57,7 @@ func (e *countingERP) busiest() (sliding, aligned, total int, span time.Duration
 	at := slices.Clone(e.arrivals)
 	e.mu.Unlock()
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	j := 0
-	for i := range at {
-		for j < len(at) && at[j].Sub(at[i]) < time.Second {
-			j++
-		}
-		sliding = max(sliding, j-i)
-	}
+	sliding = quotatest.Busiest(at, time.Second)
 	per := map[int64]int{}
 	for _, t := range at {
 		k := int64(t.Sub(at[0]) / time.Second)

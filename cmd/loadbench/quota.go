@@ -22,6 +22,7 @@ import (
 
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/sim"
+	"github.com/erpgate/erpgate/retry/quotatest"
 )
 
 // quotaConfig is what the quota command line asks for.
@@ -97,18 +98,10 @@ type arrivals []time.Time
 // starts (the busiest starts at an arrival), the total, and the time from
 // the first to the last.
 func (a arrivals) busiest() (most, total int, span time.Duration) {
-	at := slices.Clone(a)
-	slices.SortFunc(at, func(x, y time.Time) int { return x.Compare(y) })
-	for i, j := 0, 0; i < len(at); i++ {
-		for j < len(at) && at[j].Sub(at[i]) < time.Second {
-			j++
-		}
-		most = max(most, j-i)
+	if len(a) > 1 {
+		span = slices.MaxFunc(a, time.Time.Compare).Sub(slices.MinFunc(a, time.Time.Compare))
 	}
-	if len(at) > 1 {
-		span = at[len(at)-1].Sub(at[0])
-	}
-	return most, len(at), span
+	return quotatest.Busiest(a, time.Second), len(a), span
 }
 
 // runQuota measures the ERP's quota from outside: one erpgate process, and

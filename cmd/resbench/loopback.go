@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/erpgate/erpgate/retry/quotatest"
 )
 
 // odataPrefix is where the ERP's OData services live.
@@ -83,15 +85,7 @@ func (c *callCounter) busiest(since time.Time) int {
 	at := slices.Clone(c.arrivals)
 	c.mu.Unlock()
 	at = slices.DeleteFunc(at, func(t time.Time) bool { return t.Before(since) })
-	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	most := 0
-	for i, j := 0, 0; i < len(at); i++ {
-		for j < len(at) && at[j].Sub(at[i]) < time.Second {
-			j++
-		}
-		most = max(most, j-i)
-	}
-	return most
+	return quotatest.Busiest(at, time.Second)
 }
 
 // isERPCall tells an OData request from a CSRF token fetch and from

@@ -19,6 +19,7 @@ import (
 	"github.com/erpgate/erpgate/erp"
 	"github.com/erpgate/erpgate/erp/sim"
 	"github.com/erpgate/erpgate/retry"
+	"github.com/erpgate/erpgate/retry/quotatest"
 )
 
 // TestERPQuotaAcrossReplicas starts two gateways as two replicas sharing
@@ -108,15 +109,8 @@ func TestERPQuotaAcrossReplicas(t *testing.T) {
 		}
 	}
 	slices.SortFunc(at, func(a, b time.Time) int { return a.Compare(b) })
-	// The busiest 1 s window starts at an arrival: no window, wherever it
-	// starts, may hold more than the ceiling.
-	busiest := 0
-	for i, j := 0, 0; i < len(at); i++ {
-		for j < len(at) && at[j].Sub(at[i]) < time.Second {
-			j++
-		}
-		busiest = max(busiest, j-i)
-	}
+	// No window, wherever it starts, may hold more than the ceiling.
+	busiest := quotatest.Busiest(at, time.Second)
 	span := at[len(at)-1].Sub(at[0])
 	t.Logf("two replicas, ceiling %d/s: %d answered, %d RATE_LIMITED; the ERP saw %d purchase order requests in %v, at most %d in any 1 s window",
 		rate, ok, refused, len(at), span.Round(time.Millisecond), busiest)
