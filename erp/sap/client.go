@@ -190,25 +190,23 @@ func New(baseURL string, opts Options) (*Client, error) {
 	if opts.OAuth2 != nil {
 		c.tokens = c.tokenSource(opts.OAuth2)
 	}
-	if opts.SAML != nil {
-		// Each identity has a session of its own at SAP: a shared cookie
-		// jar would send one user's session cookie with another's token,
-		// and SAP may take the call for the session's user. The session
-		// cookies travel with each identity's CSRF token instead.
+	if opts.SAML != nil || opts.TokenExchange != nil {
+		// Each identity (the SAML bearer grant's user, or the caller whose
+		// token is exchanged) has a session of its own at SAP: a shared
+		// cookie jar would send one user's session cookie with another's
+		// token, and SAP may take the call for the session's user. The
+		// session cookies travel with each identity's CSRF token instead.
 		hc := *c.http
 		hc.Jar = nil
 		c.http = &hc
 		c.csrfPerIdentity = true
+	}
+	if opts.SAML != nil {
 		if c.saml, err = c.samlTokens(opts.SAML); err != nil {
 			return nil, err
 		}
 	}
 	if opts.TokenExchange != nil {
-		// As with the SAML bearer grant: a session per caller.
-		hc := *c.http
-		hc.Jar = nil
-		c.http = &hc
-		c.csrfPerIdentity = true
 		if c.exchange, err = c.exchangeTokens(opts.TokenExchange); err != nil {
 			return nil, err
 		}
