@@ -128,9 +128,7 @@ func (c *captured) shutdown() {}
 // full.
 func newTestTracer(enc encoding, exp exporter, batchSize int) *tracer {
 	b := newBatcher(enc, exp, time.Hour, batchSize, 4*batchSize)
-	t := &tracer{batcher: b}
-	t.tp = provider{t: t}
-	return t
+	return &tracer{batcher: b}
 }
 
 // exampleSpans ends a server span in ctx with attributes of every type,
@@ -327,7 +325,6 @@ func TestBatches(t *testing.T) {
 	exp := blockingExporter{gate: gate, captured: capture}
 	b := newBatcher(newProtoEncoding(nil, InstrumentationName, ""), exp, time.Hour, 10, 30)
 	tr := &tracer{batcher: b}
-	tr.tp = provider{t: tr}
 	for range 45 {
 		_, s := tr.Start(context.Background(), "s")
 		s.End()

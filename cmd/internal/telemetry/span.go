@@ -43,7 +43,6 @@ type tracer struct {
 	// parentbased_always_on, decided without a call.
 	sampler sdktrace.Sampler
 	batcher *batcher
-	tp      provider
 }
 
 // provider is the TracerProvider of the tracer's spans: any tracer it
@@ -165,7 +164,7 @@ func (t *tracer) Start(ctx context.Context, name string, opts ...trace.SpanStart
 
 func (s *span) SpanContext() trace.SpanContext { return s.sc }
 
-func (s *span) TracerProvider() trace.TracerProvider { return s.tracer.tp }
+func (s *span) TracerProvider() trace.TracerProvider { return provider{t: s.tracer} }
 
 // IsRecording reports whether the span still takes attributes: until it
 // ends.

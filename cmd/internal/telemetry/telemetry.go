@@ -322,11 +322,10 @@ func version() string {
 	return "devel"
 }
 
-// Tracing is the running trace pipeline: the tracer to make spans with and
-// the provider that exports them.
+// Tracing is the running trace pipeline: the tracer to make spans with,
+// whose batcher exports them.
 type Tracing struct {
-	tracer  *tracer
-	batcher *batcher
+	tracer *tracer
 }
 
 // Dropped is how many spans were dropped because the queue of spans to
@@ -335,7 +334,7 @@ func (t *Tracing) Dropped() int64 {
 	if t == nil {
 		return 0
 	}
-	return t.batcher.Dropped()
+	return t.tracer.batcher.Dropped()
 }
 
 // Start starts exporting spans as s says; failed exports are logged to
@@ -358,9 +357,7 @@ func Start(s Settings, logger *slog.Logger) (*Tracing, error) {
 	}
 	b := newBatcher(enc, newOTLPHTTP(s, contentType), s.BatchDelay, s.BatchSize, s.QueueSize)
 	b.log = logger
-	t := &tracer{sampler: s.Sampler, batcher: b}
-	t.tp = provider{t: t}
-	return &Tracing{tracer: t, batcher: b}, nil
+	return &Tracing{tracer: &tracer{sampler: s.Sampler, batcher: b}}, nil
 }
 
 // Tracer is the tracer of erpgate's spans; nil for a nil Tracing, which
@@ -378,7 +375,7 @@ func (t *Tracing) Shutdown(ctx context.Context) error {
 	if t == nil {
 		return nil
 	}
-	if err := t.batcher.shutdown(ctx); err != nil {
+	if err := t.tracer.batcher.shutdown(ctx); err != nil {
 		return fmt.Errorf("telemetry: flush spans: %w", err)
 	}
 	return nil
