@@ -206,10 +206,7 @@ func (s *Server) LogRefusedCall(ctx context.Context, c RefusedCall) {
 		return
 	}
 	h := c.Header
-	id := h.Get("X-Request-Id")
-	if !headerIDPattern.MatchString(id) {
-		id = newID()
-	}
+	id, run := callIDs(h)
 	status := http.StatusBadRequest
 	if e, ok := errmap.Lookup(errmap.Code(c.Code)); ok {
 		status = e.Status
@@ -217,11 +214,7 @@ func (s *Server) LogRefusedCall(ctx context.Context, c RefusedCall) {
 	attrs := make([]slog.Attr, 0, 10)
 	attrs = append(attrs, slog.String("request_id", id), slog.String("method", c.Method), slog.String("path", c.Path),
 		slog.Int("status", status), slog.Int64("duration_ms", time.Since(c.Start).Milliseconds()))
-	run := h.Get("X-Run-Id")
-	if !headerIDPattern.MatchString(run) {
-		run = h.Get("Mcp-Param-Run-Id")
-	}
-	if headerIDPattern.MatchString(run) {
+	if run != "" {
 		attrs = append(attrs, slog.String("run_id", run))
 	}
 	op := c.Operation

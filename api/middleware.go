@@ -83,23 +83,34 @@ func (c *requestContext) Value(key any) any {
 // request's traceparent, when it has one (withTraceContext).
 func (s *Server) requestID(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		id := r.Header.Get("X-Request-Id")
-		if !headerIDPattern.MatchString(id) {
-			id = newID()
-		}
+		id, run := callIDs(r.Header)
 		h := w.Header()
 		rc := &requestContext{Context: withTraceContext(r.Context(), r), id: [1]string{id}}
 		h["X-Request-Id"] = rc.id[:]
-		run := r.Header.Get("X-Run-Id")
-		if !headerIDPattern.MatchString(run) {
-			run = r.Header.Get("Mcp-Param-Run-Id")
-		}
-		if headerIDPattern.MatchString(run) {
+		if run != "" {
 			rc.run[0] = run
 			h["X-Run-Id"] = rc.run[:]
 		}
 		next.ServeHTTP(w, r.WithContext(rc))
 	})
+}
+
+// callIDs are the request id of a request with header h, its well-formed
+// X-Request-Id or a new one, and its run id, from a well-formed X-Run-Id
+// or else Mcp-Param-Run-Id; "" without one.
+func callIDs(h http.Header) (id, run string) {
+	id = h.Get("X-Request-Id")
+	if !headerIDPattern.MatchString(id) {
+		id = newID()
+	}
+	run = h.Get("X-Run-Id")
+	if !headerIDPattern.MatchString(run) {
+		run = h.Get("Mcp-Param-Run-Id")
+	}
+	if !headerIDPattern.MatchString(run) {
+		run = ""
+	}
+	return id, run
 }
 
 func newID() string {
