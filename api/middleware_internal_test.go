@@ -48,3 +48,30 @@ func TestSuccessHeaderStaysShared(t *testing.T) {
 		t.Errorf("shared header changed: %v, other response %v", successHeader, b.header)
 	}
 }
+
+// TestDigitsIsTheContracts holds the hand-written check of invoice and
+// purchase-order ids to the contract's pattern ^[0-9]{10}$.
+func TestDigitsIsTheContracts(t *testing.T) {
+	re := regexp.MustCompile(`^[0-9]{10}$`)
+	cases := []string{"", "5105600101", "510560010", "51056001011", "510560010a", " 5105600101", "5105600101\n",
+		"٥١٠٥٦٠٠١٠١", "+105600101", "-105600101", "0000000000", "9999999999"}
+	rng := rand.New(rand.NewPCG(3, 4))
+	const alphabet = "0123456789/:a \x00\xff"
+	for range 5000 {
+		b := make([]byte, 8+rng.IntN(5))
+		for i := range b {
+			b[i] = "0123456789"[rng.IntN(10)]
+			if rng.IntN(12) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		for _, p := range []idForm{invoiceIDPattern, poIDPattern} {
+			if got, want := p.MatchString(s), re.MatchString(s); got != want {
+				t.Fatalf("%q: %v, the contract's pattern says %v", s, got, want)
+			}
+		}
+	}
+}

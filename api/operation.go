@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"net/http"
-	"regexp"
 
 	"github.com/go-chi/chi/v5"
 
@@ -24,7 +23,7 @@ type outcomer interface{ outcome() string }
 
 // pathIDs are the URL parameters copied into an error's details, so the
 // agent has the ids of its next step without looking them up.
-var pathIDs = map[string]*regexp.Regexp{
+var pathIDs = map[string]idForm{
 	"invoice_id": invoiceIDPattern, "po_id": poIDPattern, "item": itemPattern,
 	"supplier_id": supplierIDPattern, "approval_id": approvalIDPattern,
 }

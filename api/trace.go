@@ -3,8 +3,8 @@ package api
 import (
 	"context"
 	"net/http"
-	"sync"
 
+	"github.com/erpgate/erpgate/retry"
 	"github.com/go-chi/chi/v5"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -29,8 +29,9 @@ const (
 	AttrClient    = attribute.Key("erpgate.client")
 )
 
-// serverKind is the kind of an operation's span, made once.
-var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+// serverKind is the kind of an operation's span, made once: passed as
+// a slice, it costs no allocation per span.
+var serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // traceContext reads the W3C trace context of a request (traceparent and
 // tracestate). The gateway uses no other propagation format.
@@ -59,7 +60,7 @@ func (s *Server) operationSpan(c *operationCall, o operation) (span trace.Span, 
 	if sc := trace.SpanContextFromContext(ctx); sc.IsValid() && !sc.IsRemote() {
 		return trace.SpanFromContext(ctx), false
 	}
-	ctx, span = s.tracer.Start(ctx, o.name, serverKind)
+	ctx, span = s.tracer.Start(ctx, o.name, serverKind...)
 	c.r = c.r.WithContext(ctx)
 	c.record.span = span
 	return span, true
@@ -71,53 +72,41 @@ func endOperation(span trace.Span, own bool, c *operationCall, resp *response, o
 		return
 	}
 	if span.IsRecording() {
-		buf := spanAttrs.Get().(*[]attribute.KeyValue)
-		attrs := (*buf)[:0]
-		if !own {
-			attrs = append(attrs, AttrOperation.String(o.name))
+		if own && resp.status >= 500 {
+			span.SetStatus(codes.Error, resp.code)
 		}
-		if own {
-			attrs = append(attrs, attribute.String("http.request.method", c.r.Method),
-				attribute.Int("http.response.status_code", resp.status))
-			if rc := chi.RouteContext(c.r.Context()); rc != nil {
-				attrs = append(attrs, attribute.String("http.route", rc.RoutePattern()))
+		retry.SetAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+			if own {
+				attrs = append(attrs, attribute.String("http.request.method", c.r.Method),
+					attribute.Int("http.response.status_code", resp.status))
+				if rc := chi.RouteContext(c.r.Context()); rc != nil {
+					attrs = append(attrs, attribute.String("http.route", rc.RoutePattern()))
+				}
+				if resp.status >= 400 {
+					attrs = append(attrs, attribute.String("error.type", resp.code))
+				}
+			} else {
+				attrs = append(attrs, AttrOperation.String(o.name))
 			}
-			if resp.status >= 400 {
-				attrs = append(attrs, attribute.String("error.type", resp.code))
+			if resp.code != OutcomeOK && resp.code != "" {
+				attrs = append(attrs, AttrCode.String(resp.code))
 			}
-			if resp.status >= 500 {
-				span.SetStatus(codes.Error, resp.code)
+			if c.run != "" {
+				attrs = append(attrs, AttrRunID.String(c.run))
 			}
-		}
-		if resp.code != OutcomeOK && resp.code != "" {
-			attrs = append(attrs, AttrCode.String(resp.code))
-		}
-		if c.run != "" {
-			attrs = append(attrs, AttrRunID.String(c.run))
-		}
-		if id := c.args.invoiceID(c.r); id != "" && invoiceIDPattern.MatchString(id) {
-			attrs = append(attrs, AttrInvoiceID.String(id))
-		}
-		if c.record.client != "" {
-			attrs = append(attrs, AttrClient.String(c.record.client))
-		}
-		span.SetAttributes(attrs...)
-		clear(attrs)
-		*buf = attrs[:0]
-		spanAttrs.Put(buf)
+			if id := c.args.invoiceID(c.r); id != "" && invoiceIDPattern.MatchString(id) {
+				attrs = append(attrs, AttrInvoiceID.String(id))
+			}
+			if c.record.client != "" {
+				attrs = append(attrs, AttrClient.String(c.record.client))
+			}
+			return attrs
+		})
 	}
 	if own {
 		span.End()
 	}
 }
-
-// spanAttrs holds the slices endOperation gathers a span's attributes in:
-// SetAttributes copies them, so that one slice serves call after call
-// instead of one more allocation per traced call.
-var spanAttrs = sync.Pool{New: func() any {
-	s := make([]attribute.KeyValue, 0, 9)
-	return &s
-}}
 
 // sampledTrace is the trace id of span for an exemplar: zero unless
 // tracing is on and the span is sampled.

@@ -2,6 +2,7 @@ package retry
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -37,28 +38,51 @@ type TraceObserver interface {
 	AttemptTraced(service Service, result string, d time.Duration, trace trace.TraceID)
 }
 
-// clientKind is the kind of an attempt's span, made once.
-var clientKind = trace.WithSpanKind(trace.SpanKindClient)
+// clientKind is the kind of an attempt's span, made once: passed as a
+// slice, it costs no allocation per span.
+var clientKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindClient)}
 
 // startAttempt starts the span of the call's n-th attempt in ctx, the
 // attempt's context. Its attributes are few, each one spent on every
 // read: the service is the adapter's to name (erp/sap names SAP's).
 func (r *Runner) startAttempt(ctx context.Context, call Call, n int, br *breaker) (context.Context, trace.Span) {
-	ctx, span := r.policy.Tracer.Start(ctx, spanName(call), clientKind)
+	ctx, span := r.policy.Tracer.Start(ctx, spanName(call), clientKind...)
 	ctx = context.WithValue(ctx, attemptSpanKey{}, span)
 	if span.IsRecording() {
 		state := "disabled"
 		if !br.disabled {
 			state = br.cb.State().String()
 		}
-		if call.Write {
-			span.SetAttributes(AttrAttempt.Int(n), AttrBreaker.String(state), AttrWrite.Bool(true))
-		} else {
-			span.SetAttributes(AttrAttempt.Int(n), AttrBreaker.String(state))
-		}
+		SetAttributes(span, func(a []attribute.KeyValue) []attribute.KeyValue {
+			a = append(a, AttrAttempt.Int(n), AttrBreaker.String(state))
+			if call.Write {
+				a = append(a, AttrWrite.Bool(true))
+			}
+			return a
+		})
 	}
 	return ctx, span
 }
+
+// SetAttributes sets on span, in one call, the attributes add appends to
+// a slice it is given. The span copies them, and the slice serves span
+// after span: written out in a call of the span's SetAttributes, an
+// interface's method, the attributes would cost an allocation of their
+// own on every traced call.
+func SetAttributes(span trace.Span, add func([]attribute.KeyValue) []attribute.KeyValue) {
+	buf := attrBufs.Get().(*[]attribute.KeyValue)
+	attrs := add((*buf)[:0])
+	span.SetAttributes(attrs...)
+	clear(attrs)
+	*buf = attrs[:0]
+	attrBufs.Put(buf)
+}
+
+// attrBufs holds SetAttributes' slices.
+var attrBufs = sync.Pool{New: func() any {
+	s := make([]attribute.KeyValue, 0, 10)
+	return &s
+}}
 
 // spanName names an attempt's span by its call ("read invoice"); the
 // adapter names it better once it knows the request.
@@ -100,7 +124,7 @@ func (r *Runner) traceRefused(ctx context.Context, call Call, n int) {
 	if r.policy.Tracer == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return
 	}
-	_, span := r.policy.Tracer.Start(ctx, spanName(call), clientKind,
+	_, span := r.policy.Tracer.Start(ctx, spanName(call), clientKind[0],
 		trace.WithAttributes(AttrService.String(string(call.Service)), AttrAttempt.Int(n), AttrBreaker.String("open")))
 	span.SetStatus(codes.Error, "breaker open")
 	span.SetAttributes(AttrResult.String("breaker_open"), attribute.String("error.type", "breaker_open"))

@@ -61,14 +61,10 @@ func invalidParams(tool, format string, a ...any) error {
 	}
 }
 
-// request builds the REST request of a call: the contract's method and
-// path with the path arguments filled in, the query arguments, and a JSON
-// body of the body arguments. decoded is raw decoded by scalarArgs, or nil.
-func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[string]any, header http.Header, remote string) (*http.Request, *errmap.Error, error) {
-	args, invalid, err := t.parse(raw, decoded)
-	if err != nil || invalid != nil {
-		return nil, invalid, err
-	}
+// request builds the REST request of a call of args, from parse: the
+// contract's method and path with the path arguments filled in, the query
+// arguments, and a JSON body of the body arguments.
+func (t *tool) request(ctx context.Context, args map[string]any, header http.Header, remote string) (*http.Request, error) {
 	names := make([]string, 0, len(args))
 	for name := range args {
 		names = append(names, name)
@@ -119,13 +115,13 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 		enc := json.NewEncoder(&buf)
 		enc.SetEscapeHTML(false)
 		if err := enc.Encode(body); err != nil {
-			return nil, nil, invalidParams(t.name, "%v", err)
+			return nil, invalidParams(t.name, "%v", err)
 		}
 		rd = bytes.NewReader(bytes.TrimSuffix(buf.Bytes(), []byte("\n")))
 	}
 	req, err := http.NewRequestWithContext(ctx, t.method, target, rd)
 	if err != nil {
-		return nil, nil, invalidParams(t.name, "%v", err)
+		return nil, invalidParams(t.name, "%v", err)
 	}
 	req.RequestURI = target
 	h := req.Header
@@ -142,7 +138,7 @@ func (t *tool) request(ctx context.Context, raw json.RawMessage, decoded map[str
 		}
 	}
 	req.RemoteAddr = remote
-	return req, nil, nil
+	return req, nil
 }
 
 // parse decodes the arguments and checks those REST cannot check itself.

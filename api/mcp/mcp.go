@@ -246,7 +246,7 @@ func (s *Server) handle(t *tool) sdk.ToolHandler {
 // request again.
 func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decoded map[string]any, header http.Header, remote string, rec *recorder, ct *callTrace) (int, []byte, error) {
 	ctx = ct.context(ctx)
-	hreq, invalid, err := t.request(ctx, args, decoded, header, remote)
+	parsed, invalid, err := t.parse(args, decoded)
 	if err != nil {
 		// A protocol error, answered as a JSON-RPC error by the SDK, whose
 		// writer logs the call (logRPCRefusal).
@@ -267,8 +267,13 @@ func (s *Server) call(ctx context.Context, t *tool, args json.RawMessage, decode
 		endCall(span, invalid.Status, nil)
 		return invalid.Status, invalid.FitHead().Marshal(), nil
 	}
-	if span != nil {
-		hreq = hreq.WithContext(ctx)
+	// Made in the span's context, the REST request needs no copy to carry
+	// it. It cannot fail for the contract's tools; if it did, the span ends
+	// with the protocol error.
+	hreq, err := t.request(ctx, parsed, header, remote)
+	if err != nil {
+		endCall(span, 0, err)
+		return 0, nil, err
 	}
 	s.api.ServeHTTP(rec, hreq)
 	endCall(span, rec.code(), nil)

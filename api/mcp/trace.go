@@ -7,9 +7,9 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"sync"
 	"time"
 
+	"github.com/erpgate/erpgate/retry"
 	jsonv2 "github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -40,8 +40,9 @@ const (
 	genAIOperationTools = "execute_tool"
 )
 
-// serverKind is the kind of a tool call's span, made once.
-var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+// serverKind is the kind of a tool call's span, made once: passed as
+// a slice, it costs no allocation per span.
+var serverKind = []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindServer)}
 
 // callIDHeader carries a tools/call's JSON-RPC id from the HTTP handler to
 // the SDK's tool handler, which sees only request headers, as
@@ -156,35 +157,25 @@ func (s *Server) startCall(ctx context.Context, ct *callTrace) (context.Context,
 	if s.tracer == nil {
 		return ctx, nil
 	}
-	ctx, span := s.tracer.Start(ctx, ct.spanName, serverKind)
+	ctx, span := s.tracer.Start(ctx, ct.spanName, serverKind...)
 	if span.IsRecording() {
-		buf := callAttrs.Get().(*[]attribute.KeyValue)
-		attrs := append((*buf)[:0], attrMethod.String(methodToolsCall), attrToolName.String(ct.tool),
-			attrGenAIOperation.String(genAIOperationTools))
-		if ct.id != "" {
-			attrs = append(attrs, attrRequestID.String(ct.id))
-		}
-		if ct.protocol != "" {
-			attrs = append(attrs, attrProtocol.String(ct.protocol))
-		}
-		if sid := ct.header.Get("Mcp-Session-Id"); sid != "" {
-			attrs = append(attrs, attrSession.String(sid))
-		}
-		span.SetAttributes(attrs...)
-		clear(attrs)
-		*buf = attrs[:0]
-		callAttrs.Put(buf)
+		retry.SetAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+			attrs = append(attrs, attrMethod.String(methodToolsCall), attrToolName.String(ct.tool),
+				attrGenAIOperation.String(genAIOperationTools))
+			if ct.id != "" {
+				attrs = append(attrs, attrRequestID.String(ct.id))
+			}
+			if ct.protocol != "" {
+				attrs = append(attrs, attrProtocol.String(ct.protocol))
+			}
+			if sid := ct.header.Get("Mcp-Session-Id"); sid != "" {
+				attrs = append(attrs, attrSession.String(sid))
+			}
+			return attrs
+		})
 	}
 	return ctx, span
 }
-
-// callAttrs holds the slices startCall gathers a call's attributes in:
-// SetAttributes copies them, so that one slice serves call after call
-// instead of one more allocation per traced call.
-var callAttrs = sync.Pool{New: func() any {
-	s := make([]attribute.KeyValue, 0, 6)
-	return &s
-}}
 
 // endCall ends a call's span with its answer: the REST status of its
 // result, or err, a protocol error.

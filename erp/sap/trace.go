@@ -6,13 +6,13 @@ import (
 	"maps"
 	"net/http"
 	"strings"
-	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/erpgate/erpgate/erp"
+	"github.com/erpgate/erpgate/retry"
 )
 
 // Header names of what a request to the ERP carries of the call it is
@@ -171,33 +171,23 @@ func traceAnswer(span trace.Span, r request, status int, err error) {
 	} else {
 		span.SetName(r.method + " " + res)
 	}
-	buf := answerAttrs.Get().(*[]attribute.KeyValue)
-	attrs := append((*buf)[:0], attrSAPService.String(svc))
-	switch {
-	case strings.HasPrefix(res, entitySetsPrefix):
-		attrs = append(attrs, attrEntitySet.String(res))
-	case res != "" && res[0] != '$':
-		attrs = append(attrs, attrFunction.String(res))
-	}
-	if status > 0 {
-		attrs = append(attrs, attrStatus.Int(status))
-	}
-	if up, ok := errors.AsType[*erp.UpstreamError](err); ok && len(up.MessageIDs) > 0 {
-		attrs = append(attrs, attrMessageIDs.StringSlice(up.MessageIDs))
-	}
-	span.SetAttributes(attrs...)
-	clear(attrs)
-	*buf = attrs[:0]
-	answerAttrs.Put(buf)
+	retry.SetAttributes(span, func(attrs []attribute.KeyValue) []attribute.KeyValue {
+		attrs = append(attrs, attrSAPService.String(svc))
+		switch {
+		case strings.HasPrefix(res, entitySetsPrefix):
+			attrs = append(attrs, attrEntitySet.String(res))
+		case res != "" && res[0] != '$':
+			attrs = append(attrs, attrFunction.String(res))
+		}
+		if status > 0 {
+			attrs = append(attrs, attrStatus.Int(status))
+		}
+		if up, ok := errors.AsType[*erp.UpstreamError](err); ok && len(up.MessageIDs) > 0 {
+			attrs = append(attrs, attrMessageIDs.StringSlice(up.MessageIDs))
+		}
+		return attrs
+	})
 }
-
-// answerAttrs holds the slices traceAnswer gathers an attempt's
-// attributes in: SetAttributes copies them, so that one slice serves
-// attempt after attempt instead of one more allocation each.
-var answerAttrs = sync.Pool{New: func() any {
-	s := make([]attribute.KeyValue, 0, 4)
-	return &s
-}}
 
 // resourceOf is the entity set, function import or $metadata that url
 // names in the service svc; "" for the service's root.
