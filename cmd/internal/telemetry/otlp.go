@@ -296,6 +296,14 @@ func appendKV(b []byte, f protowire.Number, kv attribute.KeyValue) []byte {
 		b = closeMessage(b, vat)
 		return closeMessage(b, at)
 	}
+	if n := 2 + len(key) + 2 + vsize; n < 0x80 && f < 0x10 {
+		// Most attributes: each tag and each length in one byte.
+		const bytesType = byte(protowire.BytesType)
+		b = append(b, byte(f)<<3|bytesType, byte(n), fKVKey<<3|bytesType, byte(len(key)))
+		b = append(b, key...)
+		b = append(b, fKVValue<<3|bytesType, byte(vsize))
+		return appendAnyValue(b, kv.Value)
+	}
 	b = protowire.AppendTag(b, f, protowire.BytesType)
 	b = protowire.AppendVarint(b, uint64(1+protowire.SizeBytes(len(key))+1+protowire.SizeBytes(vsize)))
 	b = protowire.AppendTag(b, fKVKey, protowire.BytesType)

@@ -30,7 +30,8 @@ import (
 // TestOTLPEncoding: what the exporter writes is the OTLP protobuf the
 // generated code reads, field by field: ids, parent (remote), kind, times,
 // attributes of every type, events, links, status, flags, resource and
-// scope; and a batch far larger than one length byte holds.
+// scope; attributes whose lengths take one byte and more; and a batch far
+// larger than one length byte holds.
 func TestOTLPEncoding(t *testing.T) {
 	res := []attribute.KeyValue{attribute.String("service.name", "erpgate-test")}
 	capture := &captured{}
@@ -88,6 +89,9 @@ func TestOTLPEncoding(t *testing.T) {
 		"erpgate.erp.write": "bool_value:true", "ratio": "double_value:0.25",
 		"erpgate.sap.message_ids": `array_value:{values:{string_value:"M8/108"} values:{string_value:"M8/255"}}`,
 		"ints":                    `array_value:{values:{int_value:-1} values:{int_value:2}}`,
+		"near":                    `string_value:"` + strings.Repeat("n", 117) + `"`,
+		"over":                    `string_value:"` + strings.Repeat("o", 118) + `"`,
+		strings.Repeat("k", 130):  "int_value:7",
 	} {
 		if got := strings.Join(strings.Fields(attrs[k]), " "); got != strings.Join(strings.Fields(want), " ") {
 			t.Errorf("attribute %s: %s, want %s", k, got, want)
@@ -140,7 +144,11 @@ func exampleSpans(tr trace.Tracer, ctx context.Context) int {
 		trace.WithLinks(trace.Link{SpanContext: remote, Attributes: []attribute.KeyValue{attribute.String("why", "caller")}}))
 	server.SetAttributes(attribute.String("http.route", "/invoices/{invoice_id}"), attribute.Int("http.response.status_code", 404),
 		attribute.Bool("erpgate.erp.write", true), attribute.Float64("ratio", 0.25),
-		attribute.StringSlice("erpgate.sap.message_ids", []string{"M8/108", "M8/255"}), attribute.Int64Slice("ints", []int64{-1, 2}))
+		attribute.StringSlice("erpgate.sap.message_ids", []string{"M8/108", "M8/255"}), attribute.Int64Slice("ints", []int64{-1, 2}),
+		// An attribute's length in one byte, the most that fits, and
+		// the least that does not; a key longer than one length byte.
+		attribute.String("near", strings.Repeat("n", 117)), attribute.String("over", strings.Repeat("o", 118)),
+		attribute.Int(strings.Repeat("k", 130), 7))
 	server.AddEvent("retry", trace.WithAttributes(attribute.Int("attempt", 2)))
 	_, client := tr.Start(ctx, "GET A_SupplierInvoice", trace.WithSpanKind(trace.SpanKindClient))
 	client.End()
