@@ -21,10 +21,8 @@ const (
 // ends, into the batch it goes in; the request around a batch as it is
 // sent.
 type encoding interface {
-	// appendSpan appends span s as one item of a batch.
-	appendSpan(b []byte, s *span) []byte
-	// appendItem appends span, from appendSpan, to a batch of n spans.
-	appendItem(batch []byte, n int, span []byte) []byte
+	// appendItem encodes span s at the end of a batch of n spans.
+	appendItem(batch []byte, n int, s *span) []byte
 	// appendRequest appends the export request of a batch.
 	appendRequest(b []byte, batch []byte) []byte
 }
@@ -43,7 +41,7 @@ type batch struct {
 
 // batcher keeps the sampled spans that end, encoded, and exports them in
 // batches from a goroutine of its own, every delay or as soon as a batch
-// is full. An ended span is appended to the open batch under a lock: the
+// is full. An ended span is encoded into the open batch under a lock: the
 // SDK's BatchSpanProcessor instead sends each span on a channel to its
 // goroutine, which wakes that goroutine once per span, a cost of several
 // microseconds per span on a busy machine. Spans beyond the queue's size
@@ -100,23 +98,13 @@ func newBatcher(enc encoding, exp exporter, delay time.Duration, batchSize, queu
 	return b
 }
 
-// scratchPool holds the buffers spans are encoded in before they are
-// copied into their batch, outside the batcher's lock.
-var scratchPool = sync.Pool{New: func() any {
-	b := make([]byte, 0, 1024)
-	return &b
-}}
-
 // add encodes the ended span s into the open batch, or drops it when the
 // queue is full.
 func (b *batcher) add(s *span) {
-	bp := scratchPool.Get().(*[]byte)
-	enc := b.enc.appendSpan((*bp)[:0], s)
 	b.mu.Lock()
 	if b.queued >= b.queueSize {
 		b.mu.Unlock()
 		b.dropped.Add(1)
-		scratchPool.Put(bp)
 		return
 	}
 	if b.open == nil {
@@ -126,7 +114,7 @@ func (b *batcher) add(s *span) {
 			b.open = &batch{}
 		}
 	}
-	b.open.spans = b.enc.appendItem(b.open.spans, b.open.n, enc)
+	b.open.spans = b.enc.appendItem(b.open.spans, b.open.n, s)
 	b.open.n++
 	b.queued++
 	full := b.open.n == b.batchSize
@@ -134,8 +122,6 @@ func (b *batcher) add(s *span) {
 		b.full, b.open = append(b.full, b.open), nil
 	}
 	b.mu.Unlock()
-	*bp = enc
-	scratchPool.Put(bp)
 	if full {
 		select {
 		case b.kick <- struct{}{}:

@@ -112,10 +112,10 @@ func newProtoEncoding(res []attribute.KeyValue, scopeName, scopeVersion string) 
 	return e
 }
 
-// appendItem appends span as a ScopeSpans.spans field.
-func (e *protoEncoding) appendItem(batch []byte, _ int, span []byte) []byte {
-	batch = protowire.AppendTag(batch, fScopeSpansSpans, protowire.BytesType)
-	return protowire.AppendBytes(batch, span)
+// appendItem appends s as a ScopeSpans.spans field.
+func (e *protoEncoding) appendItem(batch []byte, _ int, s *span) []byte {
+	batch, at := openMessage(batch, fScopeSpansSpans)
+	return closeMessage(e.appendSpan(batch, s), at)
 }
 
 // appendRequest appends the request of one ResourceSpans of one

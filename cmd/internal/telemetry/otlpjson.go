@@ -31,11 +31,11 @@ func newJSONEncoding(res []attribute.KeyValue, scopeName, scopeVersion string) *
 	return &jsonEncoding{head: b}
 }
 
-func (e *jsonEncoding) appendItem(batch []byte, n int, span []byte) []byte {
+func (e *jsonEncoding) appendItem(batch []byte, n int, s *span) []byte {
 	if n > 0 {
 		batch = append(batch, ',')
 	}
-	return append(batch, span...)
+	return e.appendSpan(batch, s)
 }
 
 func (e *jsonEncoding) appendRequest(b []byte, spans []byte) []byte {
