@@ -30,6 +30,10 @@ type otlpHTTP struct {
 	zw   *gzip.Writer
 }
 
+// exportWriteBuffer holds a batch of the default size (512 spans of about
+// 250 bytes each) with room to spare.
+const exportWriteBuffer = 256 << 10
+
 // defaultOTLPTimeout bounds one export when the settings give none.
 const defaultOTLPTimeout = 10 * time.Second
 
@@ -39,6 +43,10 @@ func newOTLPHTTP(s Settings, contentType string) *otlpHTTP {
 		timeout = defaultOTLPTimeout
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// A batch is written from the connection's buffer, in one write when
+	// it fits: through a smaller one, the transport would copy it through
+	// a 32 KB buffer of its own, made anew for most exports, 32 KB a write.
+	tr.WriteBufferSize = exportWriteBuffer
 	if s.TLS != nil {
 		tr.TLSClientConfig = s.TLS
 	}
