@@ -56,8 +56,8 @@ type requestContext struct {
 }
 
 // Value answers the request's id (also under erp's key, for the ERP
-// adapters to send on), run id and record, and asks the parent for
-// anything else. A request without a run id leaves it to the parent,
+// adapters to send on), run id and record, the operation's span once it
+// has started (spanKey), and asks the parent for anything else. A request without a run id leaves it to the parent,
 // as context.WithValue would.
 func (c *requestContext) Value(key any) any {
 	switch key {
@@ -71,6 +71,9 @@ func (c *requestContext) Value(key any) any {
 		return &c.rec
 	case erp.CalledKey{}:
 		return &c.rec.called
+	}
+	if c.rec.span != nil && spanKey != nil && key == spanKey {
+		return c.rec.span // the operation's (carriesSpan)
 	}
 	return c.Context.Value(key)
 }
@@ -220,7 +223,7 @@ func (s *Server) accessLog(next http.Handler) http.Handler {
 			attrs = appendCause(attrs, rec.cause)
 		}
 		ctx := r.Context()
-		if rec.span != nil {
+		if rec.span != nil && !carriesSpan(ctx, rec) {
 			// The operation's span, for the log's trace_id and span_id.
 			ctx = trace.ContextWithSpan(ctx, rec.span)
 		}

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"context"
 	"math/rand/v2"
 	"regexp"
 	"strings"
 	"testing"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // TestHeaderIDPatternIsTheContracts holds the hand-written id check to the
@@ -73,5 +76,34 @@ func TestDigitsIsTheContracts(t *testing.T) {
 				t.Fatalf("%q: %v, the contract's pattern says %v", s, got, want)
 			}
 		}
+	}
+}
+
+// TestRequestContextCarriesTheSpan: the key the OpenTelemetry API finds a
+// span under is learnt, so that a request's context answers the
+// operation's span without a copy of the request (carriesSpan); children
+// still find their own, and a context without the span its parent's.
+func TestRequestContextCarriesTheSpan(t *testing.T) {
+	if spanKey == nil {
+		t.Fatal("the span key was not learnt: every traced REST call copies its request")
+	}
+	sc := func(id byte) trace.SpanContext {
+		return trace.NewSpanContext(trace.SpanContextConfig{TraceID: trace.TraceID{9}, SpanID: trace.SpanID{id}, TraceFlags: trace.FlagsSampled})
+	}
+	parent := trace.ContextWithRemoteSpanContext(context.Background(), sc(1))
+	rc := &requestContext{Context: parent}
+	if got := trace.SpanContextFromContext(rc); !got.Equal(sc(1).WithRemote(true)) {
+		t.Fatalf("before the operation's span: %v, want the remote parent", got)
+	}
+	rc.rec.span = trace.SpanFromContext(trace.ContextWithSpanContext(context.Background(), sc(2)))
+	if !carriesSpan(rc, &rc.rec) || carriesSpan(parent, &rc.rec) || carriesSpan(rc, &requestRecord{}) {
+		t.Error("carriesSpan answers for a context or a record not the request's")
+	}
+	if got := trace.SpanContextFromContext(rc); !got.Equal(sc(2)) {
+		t.Errorf("the request's context answers %v, want the operation's span", got)
+	}
+	child := trace.ContextWithSpanContext(rc, sc(3))
+	if got := trace.SpanContextFromContext(child); !got.Equal(sc(3)) {
+		t.Errorf("a child context answers %v, want its own span", got)
 	}
 }
