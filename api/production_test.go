@@ -1,16 +1,15 @@
 package api_test
 
 import (
-	"bytes"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/erpgate/erpgate/api"
+	"github.com/erpgate/erpgate/api/internal/logtest"
 	"github.com/erpgate/erpgate/api/runs/redistest"
 )
 
@@ -71,21 +70,8 @@ func TestProtectedOpsEndpoints(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink safe for the concurrent writes of a server.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-func (s *syncBuffer) String() string { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 func TestLogsNameTheCallWithoutSecrets(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Lines
 	s := newStack(t, withOptions(func(o *api.Options) {
 		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
 		o.Credentials = []api.Credential{credential(t, "agent", "sk-live-4f9a", "read", "write")}
@@ -94,8 +80,9 @@ func TestLogsNameTheCallWithoutSecrets(t *testing.T) {
 	id := s.do("POST", "/invoices/5105600109/approvals", map[string]any{"proposed_action": "post_as_invoiced",
 		"justification": "Matched."}, key, "X-Run-Id: run-log-1").json(t)["approval_id"]
 	s.do("POST", "/invoices/5105600109/post", map[string]any{"approval_id": id}, key, "X-Run-Id: run-log-1", "X-Request-Id: req-log-1")
+	_, text := logs.Take(t)
 	var line string
-	for _, l := range strings.Split(logs.String(), "\n") {
+	for _, l := range strings.Split(text, "\n") {
 		if strings.Contains(l, `"request_id":"req-log-1"`) {
 			line = l
 		}
@@ -106,7 +93,7 @@ func TestLogsNameTheCallWithoutSecrets(t *testing.T) {
 			t.Errorf("log line lacks %s: %s", want, line)
 		}
 	}
-	if strings.Contains(logs.String(), "sk-live-4f9a") {
+	if strings.Contains(text, "sk-live-4f9a") {
 		t.Error("the API key appears in the logs")
 	}
 }

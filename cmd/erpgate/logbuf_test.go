@@ -15,29 +15,11 @@ import (
 	"time"
 )
 
-// lockedBuilder is a strings.Builder safe for the flush timer's goroutine.
-type lockedBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuilder) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuilder) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestLogWriterClose writes lines from many goroutines and closes the
 // writer: every line arrives whole, none is lost, and a line written after
 // Close goes straight through.
 func TestLogWriterClose(t *testing.T) {
-	var out lockedBuilder
+	var out syncBuffer
 	lw := newLogWriter(&out, time.Hour)
 	var wg sync.WaitGroup
 	for g := range 4 {
@@ -71,7 +53,7 @@ func TestLogWriterClose(t *testing.T) {
 // TestLogWriterFlushesOnItsOwn checks that a buffered line is written out
 // without Close, once the flush interval has passed.
 func TestLogWriterFlushesOnItsOwn(t *testing.T) {
-	var out lockedBuilder
+	var out syncBuffer
 	lw := newLogWriter(&out, 10*time.Millisecond)
 	defer lw.Close()
 	fmt.Fprintln(lw, "first")
@@ -95,7 +77,7 @@ func TestLogWriterFlushesOnItsOwn(t *testing.T) {
 // and finds every request's access-log line in what it wrote: the buffered
 // log is written out on a graceful shutdown.
 func TestAccessLogAtShutdown(t *testing.T) {
-	var stderr lockedBuilder
+	var stderr syncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	pr, pw := io.Pipe()
