@@ -57,8 +57,8 @@ type requestContext struct {
 
 // Value answers the request's id (also under erp's key, for the ERP
 // adapters to send on), run id and record, the operation's span once it
-// has started (spanKey), and asks the parent for anything else. A request without a run id leaves it to the parent,
-// as context.WithValue would.
+// has started (spanKey), and asks the parent for anything else. A request
+// without a run id leaves it to the parent, as context.WithValue would.
 func (c *requestContext) Value(key any) any {
 	switch key {
 	case requestIDKey, erp.RequestIDKey{}:
